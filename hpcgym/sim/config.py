@@ -1,0 +1,34 @@
+"""Engine settings, gathered in one frozen record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hpcgym.errors import SpecError
+
+
+@dataclass(frozen=True, slots=True)
+class SimConfig:
+    """How the engine behaves where reasonable simulators differ.
+
+    Attributes:
+        kill_on_walltime: Kill a job once it has held resources for longer than its walltime.
+        tick: Period in seconds of a scheduler wake-up while jobs are unfinished (``None``: no ticks).
+        bsld_tau: Threshold in seconds of bounded slowdown and bounded stretch.
+        idle_power: Watts of an idle node.
+        busy_power: Watts of a node whose CPU is fully allocated; power is linear in between.
+    """
+
+    kill_on_walltime: bool = True
+    tick: float | None = None
+    bsld_tau: float = 10.0
+    idle_power: float = 100.0
+    busy_power: float = 250.0
+
+    def __post_init__(self) -> None:
+        if self.tick is not None and not self.tick > 0:
+            raise SpecError(f"tick period must be > 0 seconds or None, got {self.tick}")
+        if self.bsld_tau <= 0:
+            raise SpecError(f"bsld_tau must be > 0, got {self.bsld_tau}")
+        if not 0 <= self.idle_power <= self.busy_power:
+            raise SpecError("power model needs 0 <= idle_power <= busy_power")

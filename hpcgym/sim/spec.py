@@ -1,0 +1,181 @@
+"""Immutable job descriptions, as a workload gives them to the engine.
+
+Sizes count *tasks*. A task occupies ``cpu_need`` of one node's CPU and ``mem`` of its memory;
+with the default ``cpu_need = 1.0`` a task is a whole node, so sizes are node counts. Several
+tasks of one job may share a node only when their needs allow it (the DFRS setting).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+
+import numpy as np
+
+from hpcgym.errors import SpecError
+from hpcgym.sim.reconfig import NO_COST, ReconfigCost
+from hpcgym.sim.speedup import LINEAR, SpeedupModel
+
+
+class JobKind(Enum):
+    """Who may change a job's size, and when."""
+
+    RIGID = "rigid"
+    """Runs at its requested size from start to end."""
+    MOLDABLE = "moldable"
+    """The scheduler picks its size in [min, max] at start; then fixed."""
+    MALLEABLE = "malleable"
+    """The scheduler may shrink or expand it within [min, max] while it runs."""
+    EVOLVING = "evolving"
+    """It changes size itself, following its evolution profile."""
+
+
+class SizeRule(Enum):
+    """Which sizes in [min, max] a job accepts."""
+
+    ANY = "any"
+    POWER_OF_TWO = "power_of_two"
+    MULTIPLE = "multiple"
+    """A multiple of the spec's ``size_multiple``."""
+
+
+@dataclass(frozen=True, slots=True)
+class EvolutionStep:
+    """One step of an evolving job: ``nodes`` tasks for ``duration`` seconds of progress."""
+
+    duration: float
+    nodes: int
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    """Everything known about a job before it runs.
+
+    Attributes:
+        id: Unique job number (the SWF job number for traces).
+        submit: Submission time in seconds.
+        work: Seconds the job runs at size ``nodes`` with full CPU (the SWF run time). For an
+            evolving job it is derived: the sum of its step durations.
+        nodes: Requested size (tasks); the reference size of ``work``. Evolving: first step's.
+        kind: Rigid, moldable, malleable or evolving.
+        min_nodes: Smallest size; defaults to ``nodes`` (rigid) and must be ``<= nodes``.
+        max_nodes: Largest size; defaults to ``nodes``.
+        size_rule: Which sizes in [min, max] are accepted.
+        size_multiple: The ``k`` of ``SizeRule.MULTIPLE``.
+        walltime: The user's run-time estimate in seconds, or ``None`` when unknown.
+        speedup: Speedup model (used for moldable and malleable size changes).
+        reconfig: Reconfiguration-cost model for resize, restart and migration.
+        evolution: Steps of an evolving job; empty for other kinds.
+        cpu_need: Fraction of a node's CPU one task can use, in (0, 1].
+        mem: Fraction of a node's memory one task needs, in [0, 1].
+        user: User id (-1 when unknown).
+        group: Group id (-1 when unknown).
+    """
+
+    id: int
+    submit: float
+    work: float = 0.0
+    nodes: int = 1
+    kind: JobKind = JobKind.RIGID
+    min_nodes: int = 0
+    max_nodes: int = 0
+    size_rule: SizeRule = SizeRule.ANY
+    size_multiple: int = 1
+    walltime: float | None = None
+    speedup: SpeedupModel = field(default=LINEAR, compare=False)
+    reconfig: ReconfigCost = field(default=NO_COST, compare=False)
+    evolution: tuple[EvolutionStep, ...] = ()
+    cpu_need: float = 1.0
+    mem: float = 0.0
+    user: int = -1
+    group: int = -1
+
+    def __post_init__(self) -> None:
+        where = f"job {self.id}"
+        if self.kind is JobKind.EVOLVING:
+            steps = tuple(
+                s if isinstance(s, EvolutionStep) else EvolutionStep(float(s[0]), int(s[1]))
+                for s in self.evolution
+            )
+            if not steps:
+                raise SpecError(f"{where}: an evolving job needs at least one evolution step")
+            for i, s in enumerate(steps):
+                if not (s.duration >= 0 and math.isfinite(s.duration)) or s.nodes < 1:
+                    raise SpecError(
+                        f"{where}: evolution step {i} needs duration >= 0 and nodes >= 1, got {s}"
+                    )
+            object.__setattr__(self, "evolution", steps)
+            object.__setattr__(self, "work", float(sum(s.duration for s in steps)))
+            object.__setattr__(self, "nodes", steps[0].nodes)
+            object.__setattr__(self, "min_nodes", min(s.nodes for s in steps))
+            object.__setattr__(self, "max_nodes", max(s.nodes for s in steps))
+        elif self.evolution:
+            raise SpecError(f"{where}: only evolving jobs have an evolution profile")
+        if not math.isfinite(self.submit) or self.submit < 0:
+            raise SpecError(f"{where}: submit time must be finite and >= 0, got {self.submit}")
+        if not math.isfinite(self.work) or self.work < 0:
+            raise SpecError(f"{where}: work must be finite and >= 0, got {self.work}")
+        if self.nodes < 1:
+            raise SpecError(f"{where}: requested size must be >= 1, got {self.nodes}")
+        if self.min_nodes == 0:
+            object.__setattr__(self, "min_nodes", self.nodes)
+        if self.max_nodes == 0:
+            object.__setattr__(self, "max_nodes", self.nodes)
+        if self.kind is not JobKind.EVOLVING and not (
+            1 <= self.min_nodes <= self.nodes <= self.max_nodes
+        ):
+            raise SpecError(
+                f"{where}: need 1 <= min_nodes <= nodes <= max_nodes, got "
+                f"{self.min_nodes} <= {self.nodes} <= {self.max_nodes}"
+            )
+        if self.kind is JobKind.RIGID and self.min_nodes != self.max_nodes:
+            raise SpecError(f"{where}: a rigid job has min_nodes == nodes == max_nodes")
+        if self.size_multiple < 1:
+            raise SpecError(f"{where}: size_multiple must be >= 1, got {self.size_multiple}")
+        if self.kind is not JobKind.EVOLVING and not self.allows(self.nodes):
+            raise SpecError(
+                f"{where}: requested size {self.nodes} breaks its size rule {self.size_rule.value}"
+            )
+        if self.walltime is not None and not self.walltime > 0:
+            raise SpecError(f"{where}: walltime must be > 0 or None, got {self.walltime}")
+        if not 0.0 < self.cpu_need <= 1.0:
+            raise SpecError(f"{where}: cpu_need must be in (0, 1], got {self.cpu_need}")
+        if not 0.0 <= self.mem <= 1.0:
+            raise SpecError(f"{where}: mem must be in [0, 1], got {self.mem}")
+
+    @property
+    def is_elastic(self) -> bool:
+        """Whether the scheduler may resize the job while it runs."""
+        return self.kind is JobKind.MALLEABLE
+
+    def allows(self, n: int) -> bool:
+        """Whether ``n`` tasks is within [min, max] and satisfies the size rule."""
+        if not self.min_nodes <= n <= self.max_nodes:
+            return False
+        if self.size_rule is SizeRule.POWER_OF_TWO:
+            return n & (n - 1) == 0
+        if self.size_rule is SizeRule.MULTIPLE:
+            return n % self.size_multiple == 0
+        return True
+
+    def sizes(self) -> np.ndarray:
+        """All accepted sizes, ascending."""
+        candidates = np.arange(self.min_nodes, self.max_nodes + 1)
+        if self.size_rule is SizeRule.POWER_OF_TWO:
+            return candidates[(candidates & (candidates - 1)) == 0]
+        if self.size_rule is SizeRule.MULTIPLE:
+            return candidates[candidates % self.size_multiple == 0]
+        return candidates
+
+    def rate(self, n: int) -> float:
+        """Progress rate on ``n`` tasks with full CPU: ``speedup(n) / speedup(nodes)``."""
+        if n == self.nodes:
+            return 1.0
+        return self.speedup(n) / self.speedup(self.nodes)
+
+    def runtime_at(self, n: int) -> float:
+        """Seconds the job takes on ``n`` tasks with full CPU (evolving: the sum of its steps)."""
+        if self.kind is JobKind.EVOLVING:
+            return self.work
+        return self.work / self.rate(n)
