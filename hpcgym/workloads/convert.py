@@ -1,0 +1,182 @@
+"""From SWF records to jobs and back.
+
+A record becomes a rigid job: its size is the allocated processors (field 5, else the requested
+ones, field 8) divided by the processors per node and rounded up; its work is the run time
+(field 4); its walltime the requested time (field 9) when given; submit times are shifted so
+the first record submits at 0. Records that cannot run in a simulation (missing run time, size
+or submit time) are not jobs; they are counted by reason in ``Workload.skipped``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+import hpcgym
+from hpcgym.errors import WorkloadError
+from hpcgym.sim.platform import Platform
+from hpcgym.sim.spec import JobSpec
+from hpcgym.workloads.header import HPCGYM_PREFIX, SwfHeader
+from hpcgym.workloads.swf import COL, N_FIELDS, SwfTrace, read_swf, write_swf
+from hpcgym.workloads.workload import ProvenanceStep, Workload
+
+
+def record_procs(rows: np.ndarray) -> np.ndarray:
+    """Processors of each record: allocated (field 5) when known, else requested (field 8)."""
+    alloc = rows[:, COL["alloc_procs"]]
+    return np.where(alloc > 0, alloc, rows[:, COL["req_procs"]])
+
+
+def trace_to_workload(
+    trace: SwfTrace,
+    *,
+    name: str | None = None,
+    procs_per_node: int | None = None,
+    platform: Platform | None = None,
+) -> Workload:
+    """Turn SWF records into a workload of rigid jobs.
+
+    Args:
+        trace: The records.
+        name: Workload name; defaults to the file name.
+        procs_per_node: Processors per node; defaults to the header's ``MaxProcs / MaxNodes``
+            (1 when the header does not say).
+        platform: The machine; defaults to one cluster of ``MaxProcs / procs_per_node`` nodes
+            (or ``MaxNodes``, or the largest job) with ``procs_per_node`` cores.
+
+    Returns:
+        The workload; ``rows`` holds the records of the kept jobs.
+    """
+    ppn = procs_per_node or trace.header.procs_per_node
+    if ppn < 1:
+        raise WorkloadError(f"procs_per_node must be >= 1, got {ppn}")
+    rows = trace.data
+    procs = record_procs(rows)
+    run = rows[:, COL["run_time"]]
+    submit = rows[:, COL["submit_time"]]
+    reasons = np.full(len(rows), "", dtype=object)
+    reasons[procs <= 0] = "missing size (fields 5 and 8)"
+    reasons[run < 0] = "missing run time (field 4)"
+    reasons[submit < 0] = "missing submit time (field 2)"
+    ok = reasons == ""
+    skipped = Counter(str(r) for r in reasons[~ok])
+    kept = rows[ok]
+    order = np.argsort(kept[:, COL["submit_time"]], kind="stable")
+    kept = kept[order]
+    shift = float(kept[0, COL["submit_time"]]) if len(kept) else 0.0
+    nodes = np.ceil(record_procs(kept) / ppn).astype(np.int64)
+    req_time = kept[:, COL["req_time"]]
+    jobs = [
+        JobSpec(
+            id=int(r[COL["job_id"]]),
+            submit=float(r[COL["submit_time"]]) - shift,
+            work=float(r[COL["run_time"]]),
+            nodes=int(n),
+            walltime=float(w) if w > 0 else None,
+            user=int(r[COL["user_id"]]),
+            group=int(r[COL["group_id"]]),
+        )
+        for r, n, w in zip(kept, nodes, req_time, strict=True)
+    ]
+    if platform is None:
+        size = (
+            (trace.header.max_procs // ppn if trace.header.max_procs else None)
+            or trace.header.max_nodes
+            or (int(nodes.max()) if len(nodes) else 1)
+        )
+        platform = Platform.single(int(size), cores=ppn)
+    step = ProvenanceStep.make(
+        "from_swf",
+        path=Path(trace.path).name,
+        procs_per_node=ppn,
+        time_shift=shift,
+        records=len(rows),
+        skipped=dict(sorted(skipped.items())),
+    )
+    return Workload(
+        name=name or Path(trace.path).name,
+        jobs=tuple(jobs),
+        platform=platform,
+        header=trace.header,
+        provenance=(step,),
+        rows=kept,
+        skipped=tuple(sorted(skipped.items())),
+    )
+
+
+def read_workload(
+    path: str | os.PathLike[str],
+    *,
+    strict: bool = True,
+    procs_per_node: int | None = None,
+    name: str | None = None,
+) -> Workload:
+    """Read an SWF file into a workload (:func:`read_swf`, then :func:`trace_to_workload`)."""
+    trace = read_swf(path, strict=strict)
+    return trace_to_workload(trace, name=name, procs_per_node=procs_per_node)
+
+
+def workload_to_trace(workload: Workload) -> SwfTrace:
+    """SWF records for a workload's jobs.
+
+    Fields the jobs define (id, submit, run time, requested time, user, group) come from the
+    jobs; the others from the workload's source records when it has them, else ``-1``. Sizes are
+    the source records' processors when present, else ``nodes * cores`` of the platform's first
+    cluster. Elasticity annotations have no SWF field: they are recorded in the provenance.
+    """
+    n = len(workload)
+    if workload.rows is not None:
+        data = workload.rows.copy()
+    else:
+        data = np.full((n, N_FIELDS), -1.0)
+        procs = np.array([j.nodes for j in workload.jobs], dtype=np.float64)
+        procs *= workload.platform.clusters[0].cores
+        data[:, COL["alloc_procs"]] = procs
+        data[:, COL["req_procs"]] = procs
+        data[:, COL["status"]] = 1
+    jobs = workload.jobs
+    data[:, COL["job_id"]] = [j.id for j in jobs]
+    data[:, COL["submit_time"]] = [j.submit for j in jobs]
+    data[:, COL["run_time"]] = [j.work for j in jobs]
+    data[:, COL["req_time"]] = [-1.0 if j.walltime is None else j.walltime for j in jobs]
+    data[:, COL["user_id"]] = [j.user for j in jobs]
+    data[:, COL["group_id"]] = [j.group for j in jobs]
+    return SwfTrace(workload.header, data)
+
+
+def provenance_header(workload: Workload, command: str | None = None) -> SwfHeader:
+    """The workload's header plus ``hpcgym-*`` lines: version, command, seed and provenance."""
+    base = workload.header.without_prefix(HPCGYM_PREFIX)
+    cmd = command if command is not None else " ".join(["hpcgym", *sys.argv[1:]])
+    pairs = [
+        (f"{HPCGYM_PREFIX}-version", hpcgym.__version__),
+        (f"{HPCGYM_PREFIX}-workload", workload.name),
+        (f"{HPCGYM_PREFIX}-command", cmd),
+        (f"{HPCGYM_PREFIX}-seed", str(workload.seed)),
+    ]
+    pairs += [(f"{HPCGYM_PREFIX}-step", s.to_json()) for s in workload.provenance]
+    if workload.header.max_nodes is None and workload.header.max_procs is None:
+        nodes = workload.platform.total_nodes
+        pairs += [
+            ("MaxNodes", str(nodes)),
+            ("MaxProcs", str(nodes * workload.platform.clusters[0].cores)),
+        ]
+    return base.with_entries(pairs)
+
+
+def write_workload(
+    workload: Workload, path: str | os.PathLike[str], *, command: str | None = None
+) -> Path:
+    """Write a workload as SWF, recording version, command, seed and provenance in the header.
+
+    Reading the file back with :func:`read_workload` gives the same rigid jobs (sizes, times,
+    estimates, users); elasticity annotations are re-made from the provenance (a named set and
+    its seed), since SWF has no field for them.
+    """
+    trace = workload_to_trace(workload)
+    header = provenance_header(workload, command)
+    return write_swf(SwfTrace(header, trace.data), path)
