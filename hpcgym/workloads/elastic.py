@@ -1,5 +1,6 @@
-"""Elasticity annotation: turn a rigid workload into a mix of rigid, moldable, malleable and
-evolving jobs, as the MEBF paper does with its trace.
+"""Elasticity annotation: rigid jobs made moldable, malleable or evolving, seeded.
+
+The MEBF paper does this to its trace.
 
 Defaults are the MEBF paper's: ``min = pref/2``, ``max = 5*pref``; scalability ``rho`` drawn
 from a class interval (high (0, 0.1], medium (0.1, 0.2], low (0.2, 0.3]) with speedup
@@ -81,17 +82,12 @@ class ElasticConfig:
             )
 
     def as_params(self) -> dict[str, object]:
-        """The fields as a JSON-friendly dict."""
-        return {
-            f.name: (
-                [list(c) for c in v]
-                if f.name == "rho_classes"
-                else list(v)
-                if isinstance(v := getattr(self, f.name), tuple)
-                else v
-            )
-            for f in dataclasses.fields(self)
-        }
+        """The fields as a JSON-friendly dict (tuples become lists)."""
+
+        def plain(v: object) -> object:
+            return [plain(x) for x in v] if isinstance(v, tuple) else v
+
+        return {f.name: plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
 
 def _kinds(n: int, cfg: ElasticConfig, rng: np.random.Generator) -> np.ndarray:
@@ -113,8 +109,11 @@ def _kinds(n: int, cfg: ElasticConfig, rng: np.random.Generator) -> np.ndarray:
 def _evolution(
     job: JobSpec, lo: int, hi: int, steps: tuple[int, int], rng: np.random.Generator
 ) -> tuple[EvolutionStep, ...]:
-    """hpcgym's evolving profile for a trace job: ``k`` steps splitting its work at random, the
-    first at the requested size, the others at sizes uniform in ``[lo, hi]``."""
+    """The evolving profile of a trace job (hpcgym's choice; no paper gives one).
+
+    ``k`` steps split the work at random; the first runs at the requested size, the others at
+    sizes uniform in ``[lo, hi]``.
+    """
     k = int(rng.integers(steps[0], steps[1] + 1))
     shares = rng.dirichlet(np.ones(k))
     durations = [float(job.work * s) for s in shares[:-1]]
