@@ -1,0 +1,189 @@
+"""The built-in workload sets (registered when :mod:`hpcgym.workloads` is imported).
+
+Trace sets read files from the workloads folder; synthetic sets run a generator. Every set
+draws its random numbers from seeds derived from the set's seed, in a fixed order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping
+from typing import Any, cast
+
+import numpy as np
+
+from hpcgym.errors import WorkloadError
+from hpcgym.sim.platform import Platform
+from hpcgym.workloads import transforms
+from hpcgym.workloads.convert import read_workload
+from hpcgym.workloads.dfrs import annotate_dfrs, hpc2n_dfrs
+from hpcgym.workloads.elastic import RHO_HIGH, RHO_LOW, RHO_MEDIUM, ElasticConfig, annotate_elastic
+from hpcgym.workloads.evolving import generate_klein
+from hpcgym.workloads.koala import generate_koala
+from hpcgym.workloads.lublin import generate_lublin
+from hpcgym.workloads.registry import WorkloadSet, register, resolve_file
+from hpcgym.workloads.transforms import EstimateModel
+from hpcgym.workloads.workload import Workload
+
+SDSC_SP2 = "SDSC-SP2-1998-4.2-cln.swf.gz"
+KTH_SP2 = "KTH-SP2-1996-2.1-cln.swf.gz"
+HPC2N = "hpc2n.swf"
+CEA_CURIE = "CEA-Curie-2011-sample.swf.gz"
+LUBLIN_256 = "lublin_256.swf"
+
+SCALABILITY = {
+    "mixed": (RHO_HIGH, RHO_MEDIUM, RHO_LOW),
+    "high": (RHO_HIGH,),
+    "medium": (RHO_MEDIUM,),
+    "low": (RHO_LOW,),
+}
+"""MEBF scalability classes by name; ``mixed`` draws one of the three for every job."""
+
+
+def subseeds(seed: int, count: int) -> list[int]:
+    """``count`` independent seeds derived from ``seed`` (the same on every machine)."""
+    return [int(s) for s in np.random.SeedSequence(seed).generate_state(count)]
+
+
+@functools.lru_cache(maxsize=8)
+def _read(file: str, procs_per_node: int | None) -> Workload:
+    # Workloads are immutable, so a parsed trace can be shared between loads.
+    return read_workload(resolve_file(file), procs_per_node=procs_per_node)
+
+
+def _with_estimates(w: Workload, model: str, seed: int) -> Workload:
+    if model not in ("exact", "user", "noisy"):
+        raise WorkloadError(f"estimates must be exact, user or noisy, got {model!r}")
+    return transforms.estimates(
+        w, cast(EstimateModel, model), seed=seed if model == "noisy" else None
+    )
+
+
+def _trace_set(
+    name: str, file: str, description: str, procs_per_node: int | None = None
+) -> WorkloadSet:
+    def build(seed: int, opts: Mapping[str, Any]) -> Workload:
+        w = _read(file, procs_per_node)
+        return _with_estimates(w, opts["estimates"], seed)
+
+    return WorkloadSet(name, description, build, {"estimates": "user"}, file)
+
+
+for _ws in (
+    _trace_set("swf/sdsc-sp2-v0", SDSC_SP2, "SDSC SP2 1998-2000, 128 nodes, cleaned, rigid"),
+    _trace_set("swf/kth-sp2-v0", KTH_SP2, "KTH SP2 1996-97, 100 nodes, cleaned, rigid"),
+    _trace_set("swf/hpc2n-v0", HPC2N, "HPC2N Seth 2002, 57 days, 120 dual-CPU nodes, rigid", 2),
+    _trace_set("swf/cea-curie-v0", CEA_CURIE, "CEA Curie 2011, 26 days, 93,312 cores as units"),
+    _trace_set("swf/lublin256-v0", LUBLIN_256, "Lublin model trace used by RLScheduler, 256 nodes"),
+):
+    register(_ws)
+
+
+def _hpc2n_dfrs(seed: int, opts: Mapping[str, Any]) -> Workload:
+    w = hpc2n_dfrs(_read(HPC2N, 1))
+    if opts["week"] is not None:
+        weeks = transforms.segments(w, transforms.WEEK)
+        if not 0 <= opts["week"] < len(weeks):
+            raise WorkloadError(f"week must be in [0, {len(weeks) - 1}], got {opts['week']}")
+        w = weeks[opts["week"]]
+    return _with_estimates(w, opts["estimates"], seed)
+
+
+register(
+    WorkloadSet(
+        "swf/hpc2n-dfrs-v0",
+        "HPC2N with the DFRS paper's task, CPU-need and memory conversion (week=k: k-th week)",
+        _hpc2n_dfrs,
+        {"week": None, "estimates": "exact"},
+        HPC2N,
+    )
+)
+
+
+def _lublin(seed: int, opts: Mapping[str, Any]) -> Workload:
+    return generate_lublin(opts["n_jobs"], opts["nodes"], seed, typed=opts["typed"])
+
+
+register(
+    WorkloadSet(
+        "synthetic/lublin-256-v0",
+        "Lublin-Feitelson 2003 model, 256 nodes, 10,000 jobs",
+        _lublin,
+        {"n_jobs": 10_000, "nodes": 256, "typed": False},
+    )
+)
+
+
+def _lublin_dfrs(seed: int, opts: Mapping[str, Any]) -> Workload:
+    gen_seed, dfrs_seed = subseeds(seed, 2)
+    w = generate_lublin(opts["n_jobs"], 128, gen_seed)
+    w = dataclasses.replace(w, platform=Platform.single(128, cores=opts["cores"]))
+    w = annotate_dfrs(w, dfrs_seed, cores=opts["cores"])
+    if opts["load"] is not None:
+        w = transforms.scale_load(w, float(opts["load"]))
+    return transforms.estimates(w, "exact")
+
+
+register(
+    WorkloadSet(
+        "synthetic/lublin-dfrs-128-v0",
+        "DFRS synthetic: Lublin model, 128 quad-core nodes, 1000 jobs, CPU needs and memory",
+        _lublin_dfrs,
+        {"n_jobs": 1000, "load": 0.7, "cores": 4},
+    )
+)
+
+register(
+    WorkloadSet(
+        "synthetic/evolving-klein-v0",
+        "Klein-Perez evolving test case (seed k = case k): 15-20 apps, 1-10 steps, 75 nodes",
+        lambda seed, opts: generate_klein(seed),
+    )
+)
+
+
+def _koala(seed: int, opts: Mapping[str, Any]) -> Workload:
+    variants = {"Wm": 0.0, "Wmr": 0.5}
+    approaches = {"PRA": 120.0, "PWA": 30.0}
+    if opts["variant"] not in variants or opts["approach"] not in approaches:
+        raise WorkloadError("koala-mix: variant is Wm or Wmr, approach is PRA or PWA")
+    return generate_koala(
+        seed,
+        n_jobs=opts["n_jobs"],
+        interarrival=approaches[opts["approach"]],
+        rigid_fraction=variants[opts["variant"]],
+    )
+
+
+register(
+    WorkloadSet(
+        "synthetic/koala-mix-v0",
+        "KOALA GADGET-2/FT mix on DAS-3: 300 jobs, Wm or Wmr, PRA (120 s) or PWA (30 s)",
+        _koala,
+        {"variant": "Wm", "approach": "PRA", "n_jobs": 300},
+    )
+)
+
+
+def _sdsc_mebf(seed: int, opts: Mapping[str, Any]) -> Workload:
+    if opts["scalability"] not in SCALABILITY:
+        raise WorkloadError(f"scalability must be one of {sorted(SCALABILITY)}")
+    start_seed, elastic_seed = subseeds(seed, 2)
+    w = transforms.random_start(_read(SDSC_SP2, None), start_seed, n_jobs=opts["n_jobs"])
+    if opts["intensive"]:
+        w = transforms.scale_arrivals(w, 0.75)
+    cfg = ElasticConfig(malleable=opts["malleable"], rho_classes=SCALABILITY[opts["scalability"]])
+    w = annotate_elastic(w, cfg, elastic_seed)
+    return transforms.estimates(w, "user")
+
+
+register(
+    WorkloadSet(
+        "elastic/sdsc-sp2-mebf-v0",
+        "SDSC SP2 window with MEBF malleability (min pref/2, max 5 pref, rho classes)",
+        _sdsc_mebf,
+        {"n_jobs": 5000, "malleable": 0.6, "scalability": "mixed", "intensive": False},
+        SDSC_SP2,
+    )
+)
