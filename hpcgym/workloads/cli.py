@@ -1,0 +1,129 @@
+"""``hpcgym workloads list|show|convert|generate``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from hpcgym.errors import HpcGymError
+from hpcgym.workloads import registry, transforms
+from hpcgym.workloads.convert import read_workload, write_workload
+from hpcgym.workloads.stats import describe, format_stats
+from hpcgym.workloads.workload import Workload
+
+
+def _options(pairs: list[str]) -> dict[str, Any]:
+    """``key=value`` pairs; values are read as JSON when they parse, else kept as text."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise HpcGymError(f"option {pair!r} must look like key=value")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The command line that ran, for the written file's header."""
+    argv = getattr(args, "argv", None)
+    return shlex.join(["hpcgym", *(sys.argv[1:] if argv is None else argv)])
+
+
+def _load(target: str, seed: int, options: dict[str, Any], strict: bool = True) -> Workload:
+    if target in registry.names():
+        return registry.load(target, seed, **options)
+    if Path(target).exists():
+        if options:
+            raise HpcGymError("--option applies to named sets, not to files")
+        return read_workload(target, strict=strict)
+    raise HpcGymError(
+        f"{target!r} is neither a workload set nor a file; `hpcgym workloads list` shows the sets"
+    )
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    width = max(len(n) for n in registry.names())
+    for name in registry.names():
+        ws = registry.get(name)
+        opts = ", ".join(f"{k}={v!r}" for k, v in ws.options.items())
+        print(f"{name:<{width}}  {ws.description}" + (f"  [{opts}]" if opts else ""))
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    w = _load(args.target, args.seed, _options(args.option), strict=not args.lenient)
+    print(format_stats(describe(w)))
+    if args.provenance:
+        for step in w.provenance:
+            print(step.to_json())
+    return 0
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    w = read_workload(args.source, strict=not args.lenient, procs_per_node=args.procs_per_node)
+    if args.window is not None:
+        w = transforms.window(w, args.window[0], args.window[1])
+    if args.random_start is not None:
+        w = transforms.random_start(w, args.seed, n_jobs=args.random_start)
+    if args.first is not None:
+        w = transforms.first(w, args.first)
+    if args.load is not None:
+        w = transforms.scale_load(w, args.load)
+    if args.estimates is not None:
+        w = transforms.estimates(w, args.estimates, seed=args.seed)
+    write_workload(w, args.dest, command=_command(args))
+    print(format_stats(describe(w)))
+    print(f"wrote {args.dest}")
+    return 0
+
+
+def _cmd_generate(args: argparse.Namespace) -> int:
+    w = registry.load(args.name, args.seed, **_options(args.option))
+    write_workload(w, args.dest, command=_command(args))
+    print(format_stats(describe(w)))
+    print(f"wrote {args.dest}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``workloads`` command and its sub-commands to a parser's subparsers."""
+    p = subparsers.add_parser("workloads", help="list, inspect, convert and generate workloads")
+    sub = p.add_subparsers(dest="workloads_command", required=True)
+
+    ls = sub.add_parser("list", help="list the named workload sets")
+    ls.set_defaults(func=_cmd_list)
+
+    show = sub.add_parser("show", help="statistics of a named set or an SWF file")
+    show.add_argument("target", help="set name (see `list`) or SWF file")
+    show.add_argument("--seed", type=int, default=0)
+    show.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    show.add_argument("--provenance", action="store_true", help="print the provenance steps")
+    show.add_argument("--lenient", action="store_true", help="skip bad lines (strict=False)")
+    show.set_defaults(func=_cmd_show)
+
+    conv = sub.add_parser("convert", help="read an SWF file, transform it, write SWF")
+    conv.add_argument("source")
+    conv.add_argument("dest", help="output file (.gz compresses)")
+    conv.add_argument("--window", type=float, nargs=2, metavar=("START", "END"))
+    conv.add_argument("--random-start", type=int, metavar="N_JOBS")
+    conv.add_argument("--first", type=int, metavar="N")
+    conv.add_argument("--load", type=float, help="target offered load")
+    conv.add_argument("--estimates", choices=["exact", "user", "noisy"])
+    conv.add_argument("--seed", type=int, default=0)
+    conv.add_argument("--procs-per-node", type=int)
+    conv.add_argument("--lenient", action="store_true", help="skip bad lines (strict=False)")
+    conv.set_defaults(func=_cmd_convert)
+
+    gen = sub.add_parser("generate", help="write a named set as SWF (command and seed recorded)")
+    gen.add_argument("name")
+    gen.add_argument("dest", help="output file (.gz compresses)")
+    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    gen.set_defaults(func=_cmd_generate)
