@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*:\s?(.*)$")
+_KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)\s*:\s?(.*)$")
 
 HPCGYM_PREFIX = "hpcgym"
 """Header keys written by hpcgym start with this (``hpcgym-command``, ``hpcgym-seed``, ...)."""
