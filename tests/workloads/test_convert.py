@@ -9,7 +9,7 @@ from hpcgym.errors import WorkloadError
 from hpcgym.sim.platform import Platform
 from hpcgym.sim.spec import JobSpec
 from hpcgym.workloads import transforms
-from hpcgym.workloads.convert import read_workload, trace_to_workload, write_workload
+from hpcgym.workloads.convert import read_workload, write_workload
 from hpcgym.workloads.swf import read_swf
 from hpcgym.workloads.workload import ProvenanceStep, Workload
 
@@ -52,9 +52,7 @@ def test_procs_per_node_override(sample):
     assert w.platform.total_nodes == 40
 
 
-@pytest.mark.parametrize(
-    "name", ["hpc2n.swf", "lublin_256.swf", "KTH-SP2-1996-2.1-cln.swf.gz"]
-)
+@pytest.mark.parametrize("name", ["hpc2n.swf", "lublin_256.swf", "KTH-SP2-1996-2.1-cln.swf.gz"])
 def test_workload_round_trip_on_traces(shared_dir, tmp_path, name):
     w = read_workload(shared_dir / name)
     out = write_workload(w, tmp_path / "rt.swf", command="pytest")

@@ -147,15 +147,17 @@ def test_bad_line_lenient_skips_and_reports(tmp_path, line, field, text):
 def test_unreadable_files(tmp_path):
     from hpcgym.errors import WorkloadError
 
-    with pytest.raises(WorkloadError, match="cannot read workload file .*missing.swf"):
+    with pytest.raises(WorkloadError, match=r"cannot read workload file .*missing\.swf"):
         read_swf(tmp_path / "missing.swf")
     broken = tmp_path / "broken.swf.gz"
     broken.write_bytes(gzip.compress(SAMPLE.encode())[:40])
-    with pytest.raises(WorkloadError, match="broken.swf.gz"):
+    with pytest.raises(WorkloadError, match=r"broken\.swf\.gz"):
         read_swf(broken)
     binary = tmp_path / "binary.swf"
-    binary.write_bytes(SAMPLE.encode() + "9 0 5 100 4 -1 -1 4 200 -1 1 1 1 -1 -1 -1 -1 é\n".encode())
-    with pytest.raises(WorkloadError, match="binary.swf:8.*non-ASCII"):
+    binary.write_bytes(
+        SAMPLE.encode() + "9 0 5 100 4 -1 -1 4 200 -1 1 1 1 -1 -1 -1 -1 é\n".encode()
+    )
+    with pytest.raises(WorkloadError, match=r"binary\.swf:8.*non-ASCII"):
         read_swf(binary)
 
 

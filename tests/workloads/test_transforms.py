@@ -72,7 +72,9 @@ def test_estimate_models(hpc2n):
     assert all(j.walltime == max(j.work, 1.0) for j in exact)
     user = T.estimates(w, "user")
     req = w.rows[:, 8]
-    assert [j.walltime for j in user] == [r if r > 0 else max(j.work, 1.0) for r, j in zip(req, w)]
+    assert [j.walltime for j in user] == [
+        r if r > 0 else max(j.work, 1.0) for r, j in zip(req, w, strict=True)
+    ]
     n1 = T.estimates(w, "noisy", seed=1)
     n2 = T.estimates(w, "noisy", seed=1)
     n3 = T.estimates(w, "noisy", seed=2)
