@@ -165,9 +165,9 @@ def _header_lines(raw: bytes) -> tuple[list[str], int, int]:
 
 def _data_line_numbers(raw: bytes, n_records: int, head_lines: int, head_bytes: int) -> np.ndarray:
     """1-based numbers of the lines that hold records (not blank, not a ';' comment)."""
-    body = raw[head_bytes:]
-    body_lines = body.count(b"\n") + (0 if body.endswith(b"\n") or not body else 1)
-    if body_lines == n_records and body.find(b";") < 0:
+    newlines = raw.count(b"\n", head_bytes)
+    body_lines = newlines + (0 if raw.endswith(b"\n") or len(raw) == head_bytes else 1)
+    if body_lines == n_records and raw.find(b";", head_bytes) < 0:
         return np.arange(head_lines + 1, head_lines + 1 + n_records, dtype=np.int64)
     b = np.frombuffer(raw, dtype=np.uint8)
     nl = np.flatnonzero(b == 10)
@@ -241,6 +241,8 @@ def _parse_fast(raw: bytes) -> np.ndarray | None:
             header=None,
             names=range(N_FIELDS),
             engine="c",
+            na_filter=False,
+            low_memory=False,
         )
         data = frame.to_numpy(dtype=np.float64)
     except pd.errors.EmptyDataError:
