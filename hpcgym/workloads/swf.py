@@ -82,6 +82,8 @@ class ParseReport:
     skipped: tuple[LineProblem, ...] = ()
     filtered_status: tuple[tuple[int, int], ...] = ()
     """``(status, count)`` of records dropped by the status filter."""
+    notes: tuple[str, ...] = ()
+    """Remarks on the file as a whole (a header announcing more records than the file has)."""
 
     def summary(self) -> str:
         """One line for humans."""
@@ -301,12 +303,19 @@ def read_swf(
     status = data[:, COL["status"]]
     drop = np.isin(status, np.asarray(list(drop_status), dtype=np.float64))
     filtered = Counter(int(s) for s in status[drop])
+    notes = []
+    if header.max_records is not None and header.max_records != n_data:
+        notes.append(
+            f"the header announces {header.max_records} records (MaxRecords) but the file holds "
+            f"{n_data} data lines: an excerpt, or a damaged file"
+        )
     report = ParseReport(
         path=str(p),
         data_lines=n_data,
         kept=int((~drop).sum()),
         skipped=tuple(problems),
         filtered_status=tuple(sorted(filtered.items())),
+        notes=tuple(notes),
     )
     return SwfTrace(header, data[~drop], lines[~drop], str(p), report)
 

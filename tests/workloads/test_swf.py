@@ -41,6 +41,9 @@ def test_trace_counts_and_header(shared_dir, traces, name):
     # A complete log holds as many records as its header announces.
     if trace.header.max_records is not None and "excerpt" not in notes:
         assert trace.header.max_records == len(trace)
+        assert trace.report.notes == ()
+    elif trace.header.max_records is not None:
+        assert "MaxRecords" in trace.report.notes[0]
     # The README's machine size appears as MaxNodes or MaxProcs.
     size = int(re.search(r"([\d,]+) (?:nodes|CPUs|cores)", machine).group(1).replace(",", ""))
     assert size in (trace.header.max_nodes, trace.header.max_procs)
