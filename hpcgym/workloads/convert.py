@@ -10,6 +10,7 @@ or submit time) are not jobs; they are counted by reason in ``Workload.skipped``
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from collections import Counter
 from pathlib import Path
@@ -149,9 +150,13 @@ def workload_to_trace(workload: Workload) -> SwfTrace:
 
 
 def provenance_header(workload: Workload, command: str | None = None) -> SwfHeader:
-    """The workload's header plus ``hpcgym-*`` lines: version, command, seed and provenance."""
+    """The workload's header plus ``hpcgym-*`` lines: version, command, seed and provenance.
+
+    ``command`` defaults to the running process's command line.
+    """
     base = workload.header.without_prefix(HPCGYM_PREFIX)
-    cmd = command if command is not None else " ".join(["hpcgym", *sys.argv[1:]])
+    argv = sys.argv or ["python"]
+    cmd = command if command is not None else shlex.join([Path(argv[0]).name, *argv[1:]])
     pairs = [
         (f"{HPCGYM_PREFIX}-version", hpcgym.__version__),
         (f"{HPCGYM_PREFIX}-workload", workload.name),

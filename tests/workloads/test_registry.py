@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -53,8 +54,12 @@ def test_same_jobs_in_another_process():
         "import json, hpcgym.workloads as W;"
         f"print(json.dumps([W.load(n, seed=5).fingerprint() for n in {SMALL!r}]))"
     )
-    env = {**os.environ, "PYTHONHASHSEED": "123"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    root = Path(__file__).resolve().parents[2]
+    path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONHASHSEED": "123", "PYTHONPATH": path}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == [load(n, seed=5).fingerprint() for n in SMALL]
 
