@@ -1,0 +1,514 @@
+"""The discrete-event engine: time, progress, events and decision points.
+
+A ``Simulator`` runs until something happened that a scheduler can act on, reports it in
+``happened`` and waits; the scheduler reads the state and issues commands (``hpcgym.sim.commands``),
+then calls ``advance`` again. Nothing in here is random: the same inputs and commands give the
+same timeline on every run and machine.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from hpcgym.errors import SpecError, StalledError
+from hpcgym.sim import events as ev
+from hpcgym.sim.events import PHASE_END as _PHASE_END
+from hpcgym.sim.events import RECONF_END as _RECONF_END
+from hpcgym.sim.events import SUBMIT as _SUBMIT
+from hpcgym.sim.events import TICK as _TICK
+from hpcgym.sim.events import WALLTIME as _WALLTIME
+from hpcgym.sim.config import SimConfig
+from hpcgym.sim.events import EventType
+from hpcgym.sim.job import Job, JobState
+from hpcgym.sim.nodes import EPS, SHARED, WHOLE, NodePool, uniform_share
+from hpcgym.sim.platform import Platform
+from hpcgym.sim.spec import JobKind, JobSpec
+
+# Enum members as module constants: attribute access on an Enum class is slow in the hot path.
+_PENDING = JobState.PENDING
+_QUEUED = JobState.QUEUED
+_RUNNING = JobState.RUNNING
+_RECONFIGURING = JobState.RECONFIGURING
+_SUSPENDED = JobState.SUSPENDED
+_COMPLETED = JobState.COMPLETED
+_KILLED = JobState.KILLED
+_REJECTED = JobState.REJECTED
+_K_EVOLVING = JobKind.EVOLVING
+_E_SUBMITTED = EventType.SUBMITTED
+_E_COMPLETED = EventType.COMPLETED
+_E_KILLED = EventType.KILLED
+_E_REJECTED = EventType.REJECTED
+_E_RECONFIGURED = EventType.RECONFIGURED
+_E_REQUESTED = EventType.REQUESTED
+_E_STEPPED = EventType.STEPPED
+_E_TICK = EventType.TICK
+
+
+if TYPE_CHECKING:
+    from hpcgym.sim.metrics import SimResult
+
+_EMPTY_INT = np.empty(0, dtype=np.int64)
+_EMPTY_FLOAT = np.empty(0)
+
+
+class Scheduler(Protocol):
+    """Anything that acts at decision points by issuing commands on the simulator."""
+
+    def schedule(self, sim: Simulator) -> None:
+        """Inspect ``sim`` and issue commands; called once per decision point."""
+        ...
+
+
+class EngineCore:
+    """State, event loop and internal transitions; commands live in ``Simulator``."""
+
+    def __init__(
+        self, platform: Platform, jobs: Iterable[JobSpec], config: SimConfig | None = None
+    ) -> None:
+        self.platform = platform
+        self.config = config or SimConfig()
+        specs = sorted(jobs, key=lambda s: s.submit)
+        self._jobs: dict[int, Job] = {}
+        for s in specs:
+            if s.id in self._jobs:
+                raise SpecError(f"job id {s.id} appears twice; job ids must be unique")
+            self._jobs[s.id] = Job(s)
+        self._order = list(self._jobs.values())
+        self._sub_times = [s.submit for s in specs]
+        self._next_sub = 0
+        self._head = 0
+        self._heap: list[tuple[float, int, int, Job | None, int]] = []
+        self._seq = itertools.count()
+        self._now = 0.0
+        self.pool = NodePool(platform)
+        self._capacity = float(platform.total_nodes)
+        self._largest = platform.largest_cluster
+        self._queue: dict[int, Job] = {}
+        self._running: dict[int, Job] = {}
+        self._suspended: dict[int, Job] = {}
+        self._n_total = len(self._order)
+        self._n_ended = 0
+        self._n_completed = 0
+        self._n_killed = 0
+        self._n_rejected = 0
+        self._commands = 0
+        self._tick_commands: int | None = None
+        self.happened: list[tuple[EventType, Job | None]] = []
+        """What happened since the previous decision point, in processing order."""
+        # Totals kept current, and their integrals over time (for the episode metrics).
+        self._alloc_total = 0.0
+        self._useful_total = 0.0
+        self._demand_total = 0.0
+        self._t_area = specs[0].submit if specs else 0.0
+        self.alloc_area = 0.0
+        """CPU-seconds allocated to jobs so far."""
+        self.useful_area = 0.0
+        """CPU-seconds spent making progress so far (no reconfiguration, waiting or excess share)."""
+        self.underutilization = 0.0
+        """Integral of ``min(capacity, demand) - useful`` (DFRS definition), in CPU-seconds."""
+        self.total_demand_work = sum(s.work * s.nodes * s.cpu_need for s in specs)
+        if self.config.tick is not None and specs:
+            self._push(specs[0].submit + self.config.tick, _TICK, None, 0)
+        # Read-only views for schedulers.
+        self.queue: Mapping[int, Job] = MappingProxyType(self._queue)
+        """Queued jobs by id, in submission order."""
+        self.running: Mapping[int, Job] = MappingProxyType(self._running)
+        """Jobs holding resources (running or reconfiguring) by id, in start order."""
+        self.suspended: Mapping[int, Job] = MappingProxyType(self._suspended)
+        """Suspended jobs by id."""
+        self.jobs: Mapping[int, Job] = MappingProxyType(self._jobs)
+        """Every job by id, in submission order."""
+        self.node_cpu_used = self.pool.cpu_used.view()
+        self.node_cpu_used.flags.writeable = False
+        self.node_mem_used = self.pool.mem_used.view()
+        self.node_mem_used.flags.writeable = False
+
+    # ----------------------------------------------------------------------------- reading
+    @property
+    def now(self) -> float:
+        """Current simulated time in seconds."""
+        return self._now
+
+    @property
+    def done(self) -> bool:
+        """Whether every job has ended (completed, killed or rejected)."""
+        return self._n_ended == self._n_total
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Jobs per outcome so far; ``completed + killed + rejected == submitted`` at the end."""
+        return {
+            "total": len(self._order),
+            "submitted": self._next_sub,
+            "queued": len(self._queue),
+            "running": len(self._running),
+            "suspended": len(self._suspended),
+            "completed": self._n_completed,
+            "killed": self._n_killed,
+            "rejected": self._n_rejected,
+        }
+
+    @property
+    def next_submission(self) -> float:
+        """Time of the next submission (``inf`` when every job is submitted)."""
+        i = self._next_sub
+        return self._sub_times[i] if i < len(self._sub_times) else math.inf
+
+    def queue_head(self) -> Job | None:
+        """The earliest-submitted queued job, or ``None``.
+
+        Amortized O(1), unlike ``next(iter(queue))``, which must skip the entries a dict keeps
+        for deleted keys at its front.
+        """
+        order = self._order
+        i = self._head
+        n = self._next_sub
+        while i < n:
+            job = order[i]
+            if job._state is _QUEUED:
+                self._head = i
+                return job
+            i += 1
+        self._head = i
+        return None
+
+    @property
+    def node_idle(self) -> np.ndarray:
+        """Whether each node is idle (a new array)."""
+        return self.pool.cpu_used == 0.0
+
+    def free_nodes(self, cluster: int | None = None) -> int:
+        """Idle nodes (nothing on them) in ``cluster``, or on the whole platform."""
+        if cluster is None:
+            return sum(self.pool.free)
+        return self.pool.free[cluster]
+
+    def remaining_work(self, job: Job) -> float:
+        """Work left at ``now`` (the settled value minus progress since)."""
+        return max(0.0, job._remaining - job._rate * (self._now - job._t_last))
+
+    def estimated_end(self, job: Job) -> float:
+        """When the current phase ends at the current rate (``inf`` when not progressing)."""
+        if job._state is _RECONFIGURING:
+            rate = self._nominal_rate(job)[1]
+            return job._busy_until + job._remaining / rate if rate > 0 else math.inf
+        if job._rate <= 0:
+            return math.inf
+        return self._now + self.remaining_work(job) / job._rate
+
+    def result(self) -> SimResult:
+        """Per-job table and episode summary (see ``hpcgym.sim.metrics``)."""
+        from hpcgym.sim.metrics import collect
+
+        return collect(self)
+
+    # ----------------------------------------------------------------------------- loop
+    def advance(self) -> bool:
+        """Run to the next decision point.
+
+        Returns:
+            ``True`` at a decision point (see ``happened``); ``False`` once every job has ended.
+
+        Raises:
+            StalledError: Jobs are unfinished but no event can ever occur again.
+        """
+        heap = self._heap
+        heappop = heapq.heappop
+        subs = self._sub_times
+        n = self._n_total
+        while self._n_ended < n:
+            i = self._next_sub
+            if heap:
+                t = heap[0][0]
+                if i < n and subs[i] < t:
+                    t = subs[i]
+            elif i < n:
+                t = subs[i]
+            else:
+                raise StalledError(self._stall_message())
+            if t > self._now:
+                self._integrate(t)
+                self._now = t
+            happened: list[tuple[EventType, Job | None]] = []
+            self.happened = happened
+            while heap:
+                top = heap[0]
+                if top[0] != t or top[1] >= _SUBMIT:
+                    break
+                heappop(heap)
+                prio, job, version = top[1], top[3], top[4]
+                if prio == _PHASE_END:
+                    if version == job._version:  # type: ignore[union-attr]
+                        self._phase_end(job)  # type: ignore[arg-type]
+                elif prio == _WALLTIME:
+                    if version == job._wt_version:  # type: ignore[union-attr]
+                        self._kill(job)  # type: ignore[arg-type]
+                elif version == job._version:  # type: ignore[union-attr]
+                    self._reconf_end(job)  # type: ignore[arg-type]
+            if i < n and subs[i] == t:
+                order = self._order
+                while i < n and subs[i] == t:
+                    self._submit(order[i])
+                    i += 1
+                self._next_sub = i
+            if heap and heap[0][0] == t:
+                tick_only = not happened
+                while heap and heap[0][0] == t and heap[0][1] == _TICK:
+                    heappop(heap)
+                    self._tick(tick_only)
+            if happened:
+                return True
+        return False
+
+    def _push(self, time: float, prio: int, job: Job | None, version: int) -> None:
+        heapq.heappush(self._heap, (time, prio, next(self._seq), job, version))
+
+    def _integrate(self, t: float) -> None:
+        dt = t - self._t_area
+        if dt > 0:
+            self.alloc_area += self._alloc_total * dt
+            self.useful_area += self._useful_total * dt
+            cap = self._capacity if self._demand_total > self._capacity else self._demand_total
+            self.underutilization += (cap - self._useful_total) * dt
+            self._t_area = t
+
+    def _settle(self, job: Job) -> None:
+        """Account progress, waste, held and virtual time of ``job`` up to now."""
+        now = self._now
+        dt = now - job._t_last
+        if dt > 0:
+            if job._rate > 0:
+                left = job._remaining - job._rate * dt
+                job._remaining = left if left > 0 else 0.0
+                job._virtual += job._yield * dt
+                job._held += dt
+            elif job._cpu_sum > 0:
+                job._waste += job._cpu_sum * dt
+                job._held += dt
+        job._t_last = now
+
+    def _set_rate(self, job: Job) -> None:
+        """Recompute rate, yield and useful CPU after any change of state or allocation."""
+        if job._state is _RUNNING and job._request == 0 and job._nodes.size:
+            spec = job.spec
+            need = spec.cpu_need
+            if job._share >= need:
+                # Every task has all the CPU it can use.
+                job._yield = 1.0
+                n = job._nodes.size
+                job._rate = 1.0 if job._evolving or n == spec.nodes else spec.rate(n)
+                useful = n * need
+            else:
+                job._yield, job._rate = self._nominal_rate(job)
+                useful = float(np.minimum(job._cpu, need).sum())
+        else:
+            job._yield = 0.0
+            job._rate = 0.0
+            useful = 0.0
+        self._useful_total += useful - job._useful
+        job._useful = useful
+
+    @staticmethod
+    def _nominal_rate(job: Job) -> tuple[float, float]:
+        """Yield and progress rate the job's allocation gives when it progresses."""
+        spec = job.spec
+        n = job._nodes.size
+        if not n:
+            return 0.0, 0.0
+        worst = (job._share if job._share > 0 else float(job._cpu.min())) / spec.cpu_need
+        y = 1.0 if worst >= 1.0 else worst
+        return y, (y if job._evolving else spec.rate(n) * y)
+
+    def _plan(self, job: Job) -> None:
+        """Invalidate the job's pending events and schedule its next phase or reconfiguration end."""
+        v = job._version = job._version + 1
+        if job._state is _RECONFIGURING:
+            heapq.heappush(self._heap, (job._busy_until, _RECONF_END, next(self._seq), job, v))
+        elif job._rate > 0:
+            t = self._now + job._remaining / job._rate
+            heapq.heappush(self._heap, (t, _PHASE_END, next(self._seq), job, v))
+
+    def _arm_walltime(self, job: Job) -> None:
+        job._wt_version += 1
+        wt = job.spec.walltime
+        if wt is not None and self.config.kill_on_walltime:
+            left = wt - job._held
+            self._push(self._now + (left if left > 0 else 0.0), _WALLTIME, job, job._wt_version)
+
+    def _hold(
+        self, job: Job, nodes: np.ndarray, cpu: np.ndarray, cluster: int, mode: int, share: float
+    ) -> None:
+        """Give ``job`` the tasks ``(nodes, cpu)`` on top of what it holds (already checked).
+
+        ``share`` is the common value of ``cpu`` or -1 when shares differ.
+        """
+        self.pool.add(cluster, nodes, cpu, job.spec.mem, mode)
+        self._attach(job, nodes, cpu, cluster, mode, share)
+
+    def _attach(
+        self, job: Job, nodes: np.ndarray, cpu: np.ndarray, cluster: int, mode: int, share: float
+    ) -> None:
+        """Record tasks already accounted in the pool as the job's (see ``_hold``)."""
+        if job._nodes.size:
+            if share != job._share:
+                share = -1.0
+            nodes = np.concatenate((job._nodes, nodes))
+            cpu = np.concatenate((job._cpu, cpu))
+            if mode > job._mode:
+                mode = job._mode
+            if mode != SHARED and np.unique(nodes).size != nodes.size:
+                mode = SHARED
+        job._nodes, job._cpu, job._cluster, job._mode, job._share = nodes, cpu, cluster, mode, share
+        total = share * nodes.size if share > 0 else float(cpu.sum())
+        self._alloc_total += total - job._cpu_sum
+        job._cpu_sum = total
+        if nodes.size > job.max_size:
+            job.max_size = nodes.size
+
+    def _drop(self, job: Job, keep: np.ndarray | None = None) -> None:
+        """Release the tasks of ``job`` not selected by the boolean mask ``keep`` (all if None)."""
+        if keep is None:
+            self.pool.remove(job._cluster, job._nodes, job._cpu, job.spec.mem, job._mode)
+            nodes, cpu = _EMPTY_INT, _EMPTY_FLOAT
+            total = 0.0
+        else:
+            gone = ~keep
+            self.pool.remove(
+                job._cluster, job._nodes[gone], job._cpu[gone], job.spec.mem, job._mode
+            )
+            nodes, cpu = job._nodes[keep], job._cpu[keep]
+            if job._share < 0 and cpu.size:
+                job._share = uniform_share(cpu)
+            total = job._share * cpu.size if job._share > 0 else float(cpu.sum())
+        job._nodes, job._cpu = nodes, cpu
+        self._alloc_total += total - job._cpu_sum
+        job._cpu_sum = total
+        if not nodes.size:
+            job._cluster = -1
+            job._mode = WHOLE
+            job._share = 0.0
+
+    def _end(self, job: Job, state: JobState) -> None:
+        """End ``job`` (settled by the caller) as ``state`` and release what it holds."""
+        if job._cpu_sum:
+            self.pool.remove(job._cluster, job._nodes, job._cpu, job.spec.mem, job._mode)
+            self._alloc_total -= job._cpu_sum
+            job._nodes, job._cpu, job._cpu_sum, job._cluster = _EMPTY_INT, _EMPTY_FLOAT, 0.0, -1
+        old = job._state
+        jid = job.spec.id
+        if old is _RUNNING or old is _RECONFIGURING:
+            del self._running[jid]
+        elif old is _QUEUED:
+            del self._queue[jid]
+        elif old is _SUSPENDED:
+            del self._suspended[jid]
+        job._state = state
+        job._end = self._now
+        self._n_ended += 1
+        job._version += 1
+        job._wt_version += 1
+        job._rate = job._yield = 0.0
+        if job._useful:
+            self._useful_total -= job._useful
+            job._useful = 0.0
+        self._demand_total -= job._demand
+        if not self._running:
+            # Nothing holds resources: drop the rounding that repeated += and -= leave behind.
+            self._alloc_total = self._useful_total = 0.0
+            if not self._queue and not self._suspended:
+                self._demand_total = 0.0
+
+    def _submit(self, job: Job) -> None:
+        spec = job.spec
+        job._t_last = self._now
+        self._demand_total += job._demand
+        if not self._can_ever_fit(spec):
+            self._n_rejected += 1
+            self._end(job, _REJECTED)
+            self.happened.append((_E_REJECTED, job))
+            return
+        job._state = _QUEUED
+        self._queue[spec.id] = job
+        self.happened.append((_E_SUBMITTED, job))
+
+    def _can_ever_fit(self, spec: JobSpec) -> bool:
+        if spec.cpu_need == 1.0 and spec.kind is not _K_EVOLVING:
+            return spec.min_nodes <= self._largest
+        per_node = math.floor((1.0 + EPS) / spec.cpu_need)
+        if spec.mem > 0:
+            per_node = min(per_node, math.floor((1.0 + EPS) / spec.mem))
+        need = spec.max_nodes if spec.kind is _K_EVOLVING else spec.min_nodes
+        return need <= per_node * self._largest
+
+    def _phase_end(self, job: Job) -> None:
+        spec = job.spec
+        self._settle(job)
+        if spec.kind is _K_EVOLVING and job._step + 1 < len(spec.evolution):
+            job._step += 1
+            step = spec.evolution[job._step]
+            job._remaining = step.duration
+            n = job._nodes.size
+            if step.nodes > n:
+                job._request = step.nodes
+                kind = _E_REQUESTED
+            else:
+                if step.nodes < n:
+                    keep = np.zeros(n, dtype=bool)
+                    keep[: step.nodes] = True
+                    self._drop(job, keep)
+                kind = _E_STEPPED
+            self._set_rate(job)
+            self._plan(job)
+            self.happened.append((kind, job))
+            return
+        job._remaining = 0.0
+        self._n_completed += 1
+        self._end(job, _COMPLETED)
+        self.happened.append((_E_COMPLETED, job))
+
+    def _reconf_end(self, job: Job) -> None:
+        self._settle(job)
+        job._state = _RUNNING
+        job._busy_until = math.nan
+        self._set_rate(job)
+        self._plan(job)
+        self.happened.append((_E_RECONFIGURED, job))
+
+    def _kill(self, job: Job) -> None:
+        self._settle(job)
+        self._n_killed += 1
+        self._end(job, _KILLED)
+        self.happened.append((_E_KILLED, job))
+
+    def _tick(self, tick_only: bool) -> None:
+        if self.done:
+            return
+        if tick_only:
+            # Two wake-ups in a row with no command between them and nothing under way: the
+            # state can no longer change by itself.
+            idle = self._next_sub >= len(self._sub_times) and not any(
+                j._rate > 0 or j._state is _RECONFIGURING for j in self._running.values()
+            )
+            if idle and self._tick_commands == self._commands:
+                raise StalledError(self._stall_message())
+            self._tick_commands = self._commands if idle else None
+        assert self.config.tick is not None
+        self._push(self._now + self.config.tick, _TICK, None, 0)
+        self.happened.append((_E_TICK, None))
+
+    def _stall_message(self) -> str:
+        stuck = [j for j in self._order if j._state not in (
+            _COMPLETED, _KILLED, _REJECTED)]
+        shown = ", ".join(f"{j.spec.id} ({j._state.value})" for j in stuck[:10])
+        more = f" and {len(stuck) - 10} more" if len(stuck) > 10 else ""
+        return (
+            f"at t={self._now:g} {len(stuck)} jobs are unfinished but no event is pending: "
+            f"{shown}{more}. The scheduler must start, resume or grant something (or reject it)."
+        )

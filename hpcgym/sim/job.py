@@ -1,0 +1,222 @@
+"""A job's mutable state inside the engine, exposed to schedulers read-only."""
+
+from __future__ import annotations
+
+import math
+from enum import Enum
+
+import numpy as np
+
+from hpcgym.sim.spec import JobKind, JobSpec
+
+_EMPTY_INT = np.empty(0, dtype=np.int64)
+_EMPTY_INT.flags.writeable = False
+_EMPTY_FLOAT = np.empty(0)
+_EMPTY_FLOAT.flags.writeable = False
+
+
+def _read_only(arr: np.ndarray) -> np.ndarray:
+    view = arr.view()
+    view.flags.writeable = False
+    return view
+
+
+class JobState(Enum):
+    """Where a job is in its life."""
+
+    PENDING = "pending"
+    """Not submitted yet."""
+    QUEUED = "queued"
+    RUNNING = "running"
+    RECONFIGURING = "reconfiguring"
+    """Holds nodes but makes no progress: a resize, restart or migration is under way."""
+    SUSPENDED = "suspended"
+    """Preempted: holds nothing, keeps its progress, waits for ``resume``."""
+    COMPLETED = "completed"
+    KILLED = "killed"
+    """Killed when it exceeded its walltime."""
+    REJECTED = "rejected"
+    """Could never fit the platform, or refused by the scheduler."""
+
+
+ENDED = frozenset({JobState.COMPLETED, JobState.KILLED, JobState.REJECTED})
+HOLDING = frozenset({JobState.RUNNING, JobState.RECONFIGURING})
+
+
+class Job:
+    """The engine's record of one job. Schedulers read it; only engine commands change it.
+
+    Allocation: ``nodes[i]`` is the node of task ``i`` and ``cpu[i]`` its CPU share (fraction of
+    that node's CPU). Progress is fluid: ``remaining`` (work seconds at the reference size, or
+    seconds left in the current step of an evolving job) drops at ``rate`` per second.
+    """
+
+    __slots__ = (
+        "_busy_until",
+        "_cluster",
+        "_cpu",
+        "_cpu_sum",
+        "_demand",
+        "_end",
+        "_evolving",
+        "_held",
+        "_migrations",
+        "_nodes",
+        "_preemptions",
+        "_rate",
+        "_reconfigs",
+        "_remaining",
+        "_request",
+        "_saved_size",
+        "_start",
+        "_state",
+        "_step",
+        "_t_last",
+        "_mode",
+        "_share",
+        "_useful",
+        "_version",
+        "_virtual",
+        "_waste",
+        "_wt_version",
+        "_yield",
+        "max_size",
+        "spec",
+    )
+
+    def __init__(self, spec: JobSpec) -> None:
+        self.spec = spec
+        self._state = JobState.PENDING
+        self._nodes = _EMPTY_INT
+        self._cpu = _EMPTY_FLOAT
+        self._cpu_sum = 0.0
+        self._demand = spec.nodes * spec.cpu_need
+        self._evolving = spec.kind is JobKind.EVOLVING
+        self._saved_size = 0
+        self._cluster = -1
+        self._mode = 2
+        self._share = 0.0
+        self._remaining = (
+            spec.evolution[0].duration if spec.kind is JobKind.EVOLVING else spec.work
+        )
+        self._step = 0
+        self._rate = 0.0
+        self._yield = 0.0
+        self._useful = 0.0
+        self._t_last = 0.0
+        self._version = 0
+        self._wt_version = 0
+        self._start = math.nan
+        self._end = math.nan
+        self._request = 0
+        self._busy_until = math.nan
+        self._reconfigs = 0
+        self._preemptions = 0
+        self._migrations = 0
+        self._waste = 0.0
+        self._held = 0.0
+        self._virtual = 0.0
+        self.max_size = 0
+
+    def __repr__(self) -> str:
+        return f"Job(id={self.spec.id}, state={self._state.value}, size={self._nodes.size})"
+
+    @property
+    def id(self) -> int:
+        """The job's id."""
+        return self.spec.id
+
+    @property
+    def state(self) -> JobState:
+        """Current state."""
+        return self._state
+
+    @property
+    def nodes(self) -> np.ndarray:
+        """Node of each task (a read-only view; empty when nothing is held)."""
+        return _read_only(self._nodes)
+
+    @property
+    def cpu(self) -> np.ndarray:
+        """CPU share of each task (a read-only view)."""
+        return _read_only(self._cpu)
+
+    @property
+    def size(self) -> int:
+        """Tasks currently held."""
+        return self._nodes.size
+
+    @property
+    def cluster(self) -> int:
+        """Cluster of the current allocation, or -1."""
+        return self._cluster
+
+    @property
+    def remaining(self) -> float:
+        """Work left, as of the last settlement (see ``Simulator.remaining_work`` for now)."""
+        return self._remaining
+
+    @property
+    def rate(self) -> float:
+        """Current progress rate (0 while reconfiguring, waiting or suspended)."""
+        return self._rate
+
+    @property
+    def yield_(self) -> float:
+        """Current CPU yield: the worst task's ``min(1, share / cpu_need)``."""
+        return self._yield
+
+    @property
+    def start_time(self) -> float:
+        """Time of the first start (NaN before)."""
+        return self._start
+
+    @property
+    def end_time(self) -> float:
+        """Completion, kill or rejection time (NaN before)."""
+        return self._end
+
+    @property
+    def step(self) -> int:
+        """Index of an evolving job's current step."""
+        return self._step
+
+    @property
+    def request(self) -> int:
+        """Size an evolving job waits for (0 when it waits for nothing)."""
+        return self._request
+
+    @property
+    def busy_until(self) -> float:
+        """End of the current reconfiguration (NaN when not reconfiguring)."""
+        return self._busy_until
+
+    @property
+    def reconfigurations(self) -> int:
+        """Resizes so far (scheduler resizes and evolving grants)."""
+        return self._reconfigs
+
+    @property
+    def preemptions(self) -> int:
+        """Suspensions so far."""
+        return self._preemptions
+
+    @property
+    def migrations(self) -> int:
+        """Migrations so far."""
+        return self._migrations
+
+    @property
+    def waste(self) -> float:
+        """CPU-seconds held without progress (waiting for a grant, reconfiguring), as settled."""
+        return self._waste
+
+    @property
+    def virtual_time(self) -> float:
+        """Integral of the yield since submission, as settled (the DFRS priority's input)."""
+        return self._virtual
+
+    @property
+    def held_time(self) -> float:
+        """Seconds the job has held resources, as settled (what its walltime limits)."""
+        return self._held

@@ -1,0 +1,419 @@
+"""The scheduler-facing simulator: the engine plus the commands a scheduler may issue.
+
+Every command is issued at ``now``. It validates everything first and raises a
+``CommandError`` subclass, naming the job and the rule, before changing any state.
+"""
+
+from __future__ import annotations
+
+import math
+from heapq import heappush
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from hpcgym.errors import CapacityError, CommandError, JobStateError, SizeError
+from hpcgym.sim.engine import EngineCore, Scheduler
+from hpcgym.sim.events import PHASE_END as _PHASE_END
+from hpcgym.sim.job import Job, JobState
+from hpcgym.sim.metrics import SimResult
+from hpcgym.sim.nodes import (
+    MIN_SHARE,
+    UNIQUE,
+    WHOLE,
+    placement_mode,
+    uniform_share,
+    uniform_shares,
+)
+from hpcgym.sim.spec import JobKind
+
+# Enum members as module constants: attribute access on an Enum class is slow in the hot path.
+_QUEUED = JobState.QUEUED
+_RUNNING = JobState.RUNNING
+_RECONFIGURING = JobState.RECONFIGURING
+_SUSPENDED = JobState.SUSPENDED
+_REJECTED = JobState.REJECTED
+_K_RIGID = JobKind.RIGID
+_K_MALLEABLE = JobKind.MALLEABLE
+_K_EVOLVING = JobKind.EVOLVING
+
+
+
+class Simulator(EngineCore):
+    """A cluster simulation driven by a scheduler.
+
+    Example:
+        >>> from hpcgym.sim import JobSpec, Platform, Simulator
+        >>> sim = Simulator(Platform.single(4), [JobSpec(1, 0.0, work=10.0, nodes=2)])
+        >>> while sim.advance():
+        ...     for job_id in list(sim.queue):
+        ...         sim.start(job_id)
+        >>> sim.jobs[1].end_time
+        10.0
+    """
+
+    def run(self, scheduler: Scheduler) -> SimResult:
+        """Alternate ``advance`` and ``scheduler.schedule`` until every job has ended."""
+        while self.advance():
+            scheduler.schedule(self)
+        return self.result()
+
+    # ----------------------------------------------------------------------------- commands
+    def start(
+        self,
+        job_id: int,
+        size: int | None = None,
+        *,
+        nodes: ArrayLike | None = None,
+        cpu: ArrayLike | float | None = None,
+        cluster: int | None = None,
+    ) -> None:
+        """Start a queued job.
+
+        Args:
+            job_id: The job.
+            size: Tasks to start with; defaults to the requested size. Moldable and malleable
+                jobs accept any size their size rule allows.
+            nodes: Node of each task. Omitted: one task per node on the lowest-numbered nodes
+                with room, in ``cluster`` or the first cluster that fits. Giving nodes that other
+                jobs use, with ``cpu`` shares that fit, co-schedules the job onto them.
+            cpu: CPU share of each task (scalar or one per task); defaults to the job's need.
+            cluster: Cluster for automatic placement.
+        """
+        job = self._jobs.get(job_id)
+        if job is None or job._state is not _QUEUED:
+            self._refuse_start(job_id)
+            return
+        spec = job.spec
+        if size is None:
+            size = spec.nodes
+        elif size != spec.nodes:
+            if spec.kind is _K_RIGID or spec.kind is _K_EVOLVING:
+                raise SizeError(
+                    f"job {job_id} is {spec.kind.value} and starts at {spec.nodes} tasks, "
+                    f"not {size}"
+                )
+            self._check_size(job, size)
+        now = self._now
+        if nodes is None and cpu is None and spec.cpu_need == 1.0:
+            # The common case, kept short: whole idle nodes, lowest ids first. Same effect as
+            # the general path below (``_hold`` then ``_set_rate``), without its generality.
+            pool = self.pool
+            if cluster is None:
+                cluster = 0 if pool.free[0] >= size else self._cluster_with_idle(job, size)
+            elif not 0 <= cluster < len(pool.free):
+                raise CommandError(f"job {job_id}: no cluster {cluster}")
+            try:
+                job._nodes = pool.take_idle(cluster, size, spec.mem)
+            except CapacityError as e:
+                raise CapacityError(f"job {job_id}: {e}") from None
+            job._cpu = uniform_shares(size, 1.0)
+            job._cluster, job._mode, job._share, job._cpu_sum = cluster, WHOLE, 1.0, float(size)
+            job.max_size = size
+            job._state = _RUNNING
+            job._yield = 1.0
+            rate = job._rate = 1.0 if size == spec.nodes or job._evolving else spec.rate(size)
+            job._useful = float(size)
+            self._alloc_total += size
+            self._useful_total += size
+        else:
+            self._hold(job, *self._resolve(job, size, nodes, cpu, cluster))
+            job._state = _RUNNING
+            self._set_rate(job)
+            rate = job._rate
+        del self._queue[job_id]
+        self._running[job_id] = job
+        job._start = job._t_last = now
+        v = job._version = job._version + 1
+        heappush(self._heap, (now + job._remaining / rate, _PHASE_END, next(self._seq), job, v))
+        if spec.walltime is not None:
+            self._arm_walltime(job)
+        self._commands += 1
+
+    def _refuse_start(self, job_id: int) -> None:
+        job = self._job(job_id)
+        raise JobStateError(f"job {job_id} is {job._state.value}; only queued jobs can start")
+
+    def resize(
+        self,
+        job_id: int,
+        size: int,
+        *,
+        nodes: ArrayLike | None = None,
+        release: ArrayLike | None = None,
+    ) -> None:
+        """Shrink or expand a running malleable job to ``size`` tasks.
+
+        The job stops progressing for its reconfiguration model's ``resize`` cost. Shrinking
+        frees nodes at once (the tasks on ``release``, else the last tasks); expanding adds tasks
+        on ``nodes``, else on the lowest-numbered nodes of its cluster with room.
+        """
+        job = self._job(job_id)
+        spec = job.spec
+        if spec.kind is not _K_MALLEABLE:
+            raise JobStateError(
+                f"job {job_id} is {spec.kind.value}; only malleable jobs can be resized"
+            )
+        self._require_running(job, "resized")
+        n = job._nodes.size
+        if size == n:
+            raise SizeError(f"job {job_id} already has {n} tasks")
+        self._check_size(job, size)
+        if size < n:
+            if nodes is not None:
+                raise CommandError(f"job {job_id}: a shrink takes `release`, not `nodes`")
+            keep = self._keep_mask(job, n - size, release)
+            self._settle(job)
+            self._drop(job, keep)
+        else:
+            if release is not None:
+                raise CommandError(f"job {job_id}: an expansion takes `nodes`, not `release`")
+            placed = self._resolve(job, size - n, nodes, None, job._cluster)
+            self._settle(job)
+            self._hold(job, *placed)
+        job._reconfigs += 1
+        self._overhead(job, spec.reconfig.resize(n, size))
+
+    def shrink(self, job_id: int, size: int, *, release: ArrayLike | None = None) -> None:
+        """``resize`` to a smaller ``size``."""
+        job = self._job(job_id)
+        if size >= job._nodes.size:
+            raise SizeError(f"job {job_id}: shrink to {size} from {job._nodes.size} tasks")
+        self.resize(job_id, size, release=release)
+
+    def expand(self, job_id: int, size: int, *, nodes: ArrayLike | None = None) -> None:
+        """``resize`` to a larger ``size``."""
+        job = self._job(job_id)
+        if size <= job._nodes.size:
+            raise SizeError(f"job {job_id}: expand to {size} from {job._nodes.size} tasks")
+        self.resize(job_id, size, nodes=nodes)
+
+    def grant(self, job_id: int, *, nodes: ArrayLike | None = None) -> None:
+        """Give an evolving job waiting at a step the extra tasks it asked for."""
+        job = self._job(job_id)
+        if job._request == 0:
+            raise JobStateError(f"job {job_id} has no pending request to grant")
+        self._require_running(job, "granted")
+        n = job._nodes.size
+        target = job._request
+        placed = self._resolve(job, target - n, nodes, None, job._cluster)
+        self._settle(job)
+        self._hold(job, *placed)
+        job._request = 0
+        job._reconfigs += 1
+        self._overhead(job, job.spec.reconfig.resize(n, target))
+
+    def suspend(self, job_id: int) -> None:
+        """Preempt a job: it releases everything, keeps its progress and waits for ``resume``."""
+        job = self._job(job_id)
+        if job._state is not _RUNNING and job._state is not _RECONFIGURING:
+            raise JobStateError(f"job {job_id} is {job._state.value}; only running jobs suspend")
+        self._settle(job)
+        job._saved_size = job._nodes.size
+        self._drop(job)
+        del self._running[job_id]
+        self._suspended[job_id] = job
+        job._state = _SUSPENDED
+        job._busy_until = math.nan
+        job._preemptions += 1
+        job._wt_version += 1
+        self._set_rate(job)
+        self._plan(job)
+        self._commands += 1
+
+    def resume(
+        self,
+        job_id: int,
+        *,
+        nodes: ArrayLike | None = None,
+        cpu: ArrayLike | float | None = None,
+        cluster: int | None = None,
+    ) -> None:
+        """Restart a suspended job at its size, anywhere; it pays its model's ``restart`` cost."""
+        job = self._job(job_id)
+        if job._state is not _SUSPENDED:
+            raise JobStateError(f"job {job_id} is {job._state.value}; only suspended jobs resume")
+        size = job._saved_size
+        placed = self._resolve(job, size, nodes, cpu, cluster)
+        self._settle(job)
+        self._hold(job, *placed)
+        del self._suspended[job_id]
+        self._running[job_id] = job
+        self._overhead(job, job.spec.reconfig.restart(size))
+        self._arm_walltime(job)
+
+    def migrate(
+        self, job_id: int, nodes: ArrayLike, *, cpu: ArrayLike | float | None = None
+    ) -> None:
+        """Move every task of a running job to ``nodes``; it pays its model's ``migrate`` cost."""
+        job = self._job(job_id)
+        self._require_running(job, "migrated")
+        size = job._nodes.size
+        nodes_a, cpu_a = self._explicit(job, size, nodes, cpu)
+        k = self._checked(job, nodes_a, cpu_a, freed=True)
+        self._settle(job)
+        self._drop(job)
+        self._hold(
+            job, nodes_a, cpu_a, k, placement_mode(nodes_a, cpu_a), uniform_share(cpu_a)
+        )
+        job._migrations += 1
+        self._overhead(job, job.spec.reconfig.migrate(size))
+
+    def set_shares(self, job_id: int, cpu: ArrayLike | float) -> None:
+        """Change the CPU share of each task of a job in place (no cost, no move)."""
+        job = self._job(job_id)
+        if job._state is not _RUNNING and job._state is not _RECONFIGURING:
+            raise JobStateError(f"job {job_id} is {job._state.value}; it holds no CPU shares")
+        nodes_a, cpu_a = self._explicit(job, job._nodes.size, job._nodes, cpu)
+        k = self._checked(job, nodes_a, cpu_a, freed=True)
+        self._settle(job)
+        unique = job._unique
+        self._drop(job)
+        self._hold(job, nodes_a.copy(), cpu_a, k, mode)
+        self._set_rate(job)
+        self._plan(job)
+        self._commands += 1
+
+    def reject(self, job_id: int) -> None:
+        """Refuse a queued job for good (it ends as rejected and is counted)."""
+        job = self._job(job_id)
+        if job._state is not _QUEUED:
+            raise JobStateError(f"job {job_id} is {job._state.value}; only queued jobs are rejected")
+        self._n_rejected += 1
+        self._end(job, _REJECTED)
+        self._commands += 1
+
+    # ----------------------------------------------------------------------------- helpers
+    def _job(self, job_id: int) -> Job:
+        try:
+            return self._jobs[job_id]
+        except KeyError:
+            raise CommandError(f"no job with id {job_id}") from None
+
+    def _require_running(self, job: Job, verb: str) -> None:
+        if job._state is not _RUNNING:
+            what = job._state.value
+            if job._state is _RECONFIGURING:
+                what += f" until t={job._busy_until:g}"
+            raise JobStateError(f"job {job.spec.id} is {what}; it cannot be {verb} now")
+
+    def _check_size(self, job: Job, size: int) -> None:
+        spec = job.spec
+        if not spec.allows(size):
+            rule = spec.size_rule.value
+            if rule == "multiple":
+                rule += f" of {spec.size_multiple}"
+            raise SizeError(
+                f"job {spec.id} accepts sizes in [{spec.min_nodes}, {spec.max_nodes}] "
+                f"({rule}), not {size}"
+            )
+
+    def _keep_mask(self, job: Job, n_drop: int, release: ArrayLike | None) -> np.ndarray:
+        n = job._nodes.size
+        keep = np.ones(n, dtype=bool)
+        if release is None:
+            keep[n - n_drop :] = False
+            return keep
+        rel = np.asarray(release, dtype=np.int64).ravel()
+        if rel.size != n_drop:
+            raise SizeError(f"job {job.spec.id}: release {n_drop} nodes, got {rel.size}")
+        for node in rel:
+            hits = np.flatnonzero((job._nodes == node) & keep)
+            if not hits.size:
+                raise CommandError(f"job {job.spec.id} has no (more) tasks on node {node}")
+            keep[hits[-1]] = False
+        return keep
+
+    def _explicit(
+        self, job: Job, size: int, nodes: ArrayLike, cpu: ArrayLike | float | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        nodes_a = np.array(nodes, dtype=np.int64).ravel()
+        if nodes_a.size != size:
+            raise SizeError(f"job {job.spec.id}: {size} tasks need {size} nodes, got {nodes_a.size}")
+        if cpu is None:
+            cpu_a = np.full(size, job.spec.cpu_need)
+        else:
+            cpu_a = np.array(np.broadcast_to(np.asarray(cpu, dtype=float), (size,)))
+        return nodes_a, cpu_a
+
+    def _checked(self, job: Job, nodes: np.ndarray, cpu: np.ndarray, freed: bool = False) -> int:
+        try:
+            return self.pool.check(
+                nodes,
+                cpu,
+                job.spec.mem,
+                job._nodes if freed else None,
+                job._cpu if freed else None,
+            )
+        except CommandError as e:
+            raise type(e)(f"job {job.spec.id}: {e}") from None
+
+    def _resolve(
+        self,
+        job: Job,
+        size: int,
+        nodes: ArrayLike | None,
+        cpu: ArrayLike | float | None,
+        cluster: int | None,
+    ) -> tuple[np.ndarray, np.ndarray, int, int, float]:
+        """Nodes, shares, cluster, placement mode and common share for ``size`` new tasks.
+
+        Everything is validated against capacity; nothing is changed.
+        """
+        spec = job.spec
+        if nodes is not None:
+            nodes_a, cpu_a = self._explicit(job, size, nodes, cpu)
+            k = self._checked(job, nodes_a, cpu_a)
+            if job._cluster >= 0 and k != job._cluster:
+                raise CommandError(f"job {spec.id} runs on cluster {job._cluster}, not {k}")
+            return nodes_a, cpu_a, k, placement_mode(nodes_a, cpu_a), uniform_share(cpu_a)
+        if cpu is None:
+            share = spec.cpu_need
+        elif np.ndim(cpu) == 0:
+            share = float(cpu)  # type: ignore[arg-type]
+        else:
+            raise CommandError(f"job {spec.id}: per-task CPU shares need explicit nodes")
+        if not MIN_SHARE <= share <= 1.0:
+            raise CommandError(
+                f"job {spec.id}: CPU share must be in [{MIN_SHARE:g}, 1], got {share}"
+            )
+        if cluster is None:
+            k = self.pool.cluster_fitting(size, share, spec.mem)
+            if k < 0:
+                raise CapacityError(
+                    f"job {spec.id}: no cluster has {size} nodes with room for a task "
+                    f"(cpu {share:g}, memory {spec.mem:g}); free nodes: {self.pool.free}"
+                )
+        else:
+            if not 0 <= cluster < len(self.pool.free):
+                raise CommandError(f"job {spec.id}: no cluster {cluster}")
+            k = cluster
+        try:
+            placed = self.pool.place(k, size, share, spec.mem)
+        except CapacityError as e:
+            raise CapacityError(f"job {spec.id}: {e}") from None
+        mode = WHOLE if share >= 1.0 else UNIQUE
+        return placed, uniform_shares(size, share), k, mode, share
+
+    def _cluster_with_idle(self, job: Job, size: int) -> int:
+        free = self.pool.free
+        if free[0] >= size:
+            return 0
+        for k in range(1, len(free)):
+            if free[k] >= size:
+                return k
+        raise CapacityError(
+            f"job {job.spec.id}: no cluster has {size} idle nodes; idle nodes per cluster: {free}"
+        )
+
+    def _overhead(self, job: Job, cost: float) -> None:
+        """Enter the job's reconfiguration period of ``cost`` seconds (or run on if 0)."""
+        if cost > 0:
+            job._state = _RECONFIGURING
+            job._busy_until = self._now + cost
+        else:
+            job._state = _RUNNING
+            job._busy_until = math.nan
+        self._set_rate(job)
+        self._plan(job)
+        self._commands += 1
