@@ -8,9 +8,9 @@ from hpcgym.sim.engine import Scheduler
 from hpcgym.sim.events import EventType
 from hpcgym.sim.job import Job, JobState
 from hpcgym.sim.metrics import SimResult, bounded_slowdown
-from hpcgym.sim.simulator import Simulator
 from hpcgym.sim.platform import Cluster, Platform
 from hpcgym.sim.reconfig import FixedCost, NoCost, ReconfigCost, RedistributionCost
+from hpcgym.sim.simulator import Simulator
 from hpcgym.sim.spec import EvolutionStep, JobKind, JobSpec, SizeRule
 from hpcgym.sim.speedup import Amdahl, Linear, PowerLaw, SpeedupModel, SpeedupTable
 

@@ -13,7 +13,7 @@ class SimConfig:
 
     Attributes:
         kill_on_walltime: Kill a job once it has held resources for longer than its walltime.
-        tick: Period in seconds of a scheduler wake-up while jobs are unfinished (``None``: no ticks).
+        tick: Seconds between scheduler wake-ups while jobs are unfinished (``None``: none).
         bsld_tau: Threshold in seconds of bounded slowdown and bounded stretch.
         idle_power: Watts of an idle node.
         busy_power: Watts of a node whose CPU is fully allocated; power is linear in between.

@@ -18,13 +18,12 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from hpcgym.errors import SpecError, StalledError
-from hpcgym.sim import events as ev
+from hpcgym.sim.config import SimConfig
 from hpcgym.sim.events import PHASE_END as _PHASE_END
 from hpcgym.sim.events import RECONF_END as _RECONF_END
 from hpcgym.sim.events import SUBMIT as _SUBMIT
 from hpcgym.sim.events import TICK as _TICK
 from hpcgym.sim.events import WALLTIME as _WALLTIME
-from hpcgym.sim.config import SimConfig
 from hpcgym.sim.events import EventType
 from hpcgym.sim.job import Job, JobState
 from hpcgym.sim.nodes import EPS, SHARED, WHOLE, NodePool, uniform_share
@@ -53,6 +52,7 @@ _E_TICK = EventType.TICK
 
 if TYPE_CHECKING:
     from hpcgym.sim.metrics import SimResult
+    from hpcgym.sim.simulator import Simulator
 
 _EMPTY_INT = np.empty(0, dtype=np.int64)
 _EMPTY_FLOAT = np.empty(0)
@@ -110,7 +110,7 @@ class EngineCore:
         self.alloc_area = 0.0
         """CPU-seconds allocated to jobs so far."""
         self.useful_area = 0.0
-        """CPU-seconds spent making progress so far (no reconfiguration, waiting or excess share)."""
+        """CPU-seconds spent progressing so far (no reconfiguration, waiting or excess share)."""
         self.underutilization = 0.0
         """Integral of ``min(capacity, demand) - useful`` (DFRS definition), in CPU-seconds."""
         self.total_demand_work = sum(s.work * s.nodes * s.cpu_need for s in specs)
@@ -327,7 +327,7 @@ class EngineCore:
         return y, (y if job._evolving else spec.rate(n) * y)
 
     def _plan(self, job: Job) -> None:
-        """Invalidate the job's pending events and schedule its next phase or reconfiguration end."""
+        """Invalidate the job's pending events; schedule its next phase or reconfiguration end."""
         v = job._version = job._version + 1
         if job._state is _RECONFIGURING:
             heapq.heappush(self._heap, (job._busy_until, _RECONF_END, next(self._seq), job, v))
@@ -504,8 +504,7 @@ class EngineCore:
         self.happened.append((_E_TICK, None))
 
     def _stall_message(self) -> str:
-        stuck = [j for j in self._order if j._state not in (
-            _COMPLETED, _KILLED, _REJECTED)]
+        stuck = [j for j in self._order if j._state not in (_COMPLETED, _KILLED, _REJECTED)]
         shown = ", ".join(f"{j.spec.id} ({j._state.value})" for j in stuck[:10])
         more = f" and {len(stuck) - 10} more" if len(stuck) > 10 else ""
         return (

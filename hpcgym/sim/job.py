@@ -61,6 +61,7 @@ class Job:
         "_evolving",
         "_held",
         "_migrations",
+        "_mode",
         "_nodes",
         "_preemptions",
         "_rate",
@@ -68,12 +69,11 @@ class Job:
         "_remaining",
         "_request",
         "_saved_size",
+        "_share",
         "_start",
         "_state",
         "_step",
         "_t_last",
-        "_mode",
-        "_share",
         "_useful",
         "_version",
         "_virtual",
@@ -96,9 +96,7 @@ class Job:
         self._cluster = -1
         self._mode = 2
         self._share = 0.0
-        self._remaining = (
-            spec.evolution[0].duration if spec.kind is JobKind.EVOLVING else spec.work
-        )
+        self._remaining = spec.evolution[0].duration if spec.kind is JobKind.EVOLVING else spec.work
         self._step = 0
         self._rate = 0.0
         self._yield = 0.0

@@ -39,7 +39,9 @@ class NodePool:
         self.cpu_used = np.zeros(n)
         self.mem_used = np.zeros(n)
         self.cluster_of = platform.cluster_of_nodes()
-        self.bounds = [(o, o + c.nodes) for o, c in zip(platform.offsets, platform.clusters)]
+        self.bounds = [
+            (o, o + c.nodes) for o, c in zip(platform.offsets, platform.clusters, strict=True)
+        ]
         self.single = len(self.bounds) == 1
         self.free = [c.nodes for c in platform.clusters]
         """Idle nodes per cluster."""
@@ -155,7 +157,7 @@ class NodePool:
         return cluster
 
     def add(self, cluster: int, nodes: np.ndarray, cpu: np.ndarray, mem: float, mode: int) -> None:
-        """Account tasks on nodes (already checked); ``mode`` is ``WHOLE``, ``UNIQUE`` or ``SHARED``."""
+        """Account tasks on nodes (already checked); ``mode``: ``WHOLE``, ``UNIQUE``, ``SHARED``."""
         used = self.cpu_used
         if mode == WHOLE:
             # Whole-node tasks: the nodes were idle and are now exactly full.
@@ -174,7 +176,9 @@ class NodePool:
             if mem:
                 np.add.at(self.mem_used, nodes, mem)
 
-    def remove(self, cluster: int, nodes: np.ndarray, cpu: np.ndarray, mem: float, mode: int) -> None:
+    def remove(
+        self, cluster: int, nodes: np.ndarray, cpu: np.ndarray, mem: float, mode: int
+    ) -> None:
         """Remove tasks from nodes; nodes left with nothing become idle."""
         used = self.cpu_used
         if mode == WHOLE:
@@ -223,8 +227,7 @@ def uniform_share(cpu: np.ndarray) -> float:
 
 
 def placement_mode(nodes: np.ndarray, cpu: np.ndarray) -> int:
-    """``WHOLE`` if every task has a node to itself at share 1, ``UNIQUE`` if tasks are on
-    distinct nodes, else ``SHARED``."""
+    """How tasks ``(nodes, cpu)`` sit: ``WHOLE``, ``UNIQUE`` or ``SHARED`` (see above)."""
     if np.unique(nodes).size != nodes.size:
         return SHARED
     return WHOLE if cpu.min() >= 1.0 else UNIQUE

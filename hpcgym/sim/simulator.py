@@ -38,7 +38,6 @@ _K_MALLEABLE = JobKind.MALLEABLE
 _K_EVOLVING = JobKind.EVOLVING
 
 
-
 class Simulator(EngineCore):
     """A cluster simulation driven by a scheduler.
 
@@ -253,9 +252,7 @@ class Simulator(EngineCore):
         k = self._checked(job, nodes_a, cpu_a, freed=True)
         self._settle(job)
         self._drop(job)
-        self._hold(
-            job, nodes_a, cpu_a, k, placement_mode(nodes_a, cpu_a), uniform_share(cpu_a)
-        )
+        self._hold(job, nodes_a, cpu_a, k, placement_mode(nodes_a, cpu_a), uniform_share(cpu_a))
         job._migrations += 1
         self._overhead(job, job.spec.reconfig.migrate(size))
 
@@ -267,9 +264,9 @@ class Simulator(EngineCore):
         nodes_a, cpu_a = self._explicit(job, job._nodes.size, job._nodes, cpu)
         k = self._checked(job, nodes_a, cpu_a, freed=True)
         self._settle(job)
-        unique = job._unique
+        mode = placement_mode(nodes_a, cpu_a)
         self._drop(job)
-        self._hold(job, nodes_a.copy(), cpu_a, k, mode)
+        self._hold(job, nodes_a, cpu_a, k, mode, uniform_share(cpu_a))
         self._set_rate(job)
         self._plan(job)
         self._commands += 1
@@ -278,7 +275,9 @@ class Simulator(EngineCore):
         """Refuse a queued job for good (it ends as rejected and is counted)."""
         job = self._job(job_id)
         if job._state is not _QUEUED:
-            raise JobStateError(f"job {job_id} is {job._state.value}; only queued jobs are rejected")
+            raise JobStateError(
+                f"job {job_id} is {job._state.value}; only queued jobs are rejected"
+            )
         self._n_rejected += 1
         self._end(job, _REJECTED)
         self._commands += 1
@@ -329,7 +328,9 @@ class Simulator(EngineCore):
     ) -> tuple[np.ndarray, np.ndarray]:
         nodes_a = np.array(nodes, dtype=np.int64).ravel()
         if nodes_a.size != size:
-            raise SizeError(f"job {job.spec.id}: {size} tasks need {size} nodes, got {nodes_a.size}")
+            raise SizeError(
+                f"job {job.spec.id}: {size} tasks need {size} nodes, got {nodes_a.size}"
+            )
         if cpu is None:
             cpu_a = np.full(size, job.spec.cpu_need)
         else:

@@ -78,7 +78,7 @@ class SpeedupTable:
     def __post_init__(self) -> None:
         if len(self.sizes) != len(self.speedups) or not self.sizes:
             raise SpecError("SpeedupTable needs as many speedups as sizes, and at least one")
-        if any(b <= a for a, b in zip(self.sizes, self.sizes[1:])):
+        if any(b <= a for a, b in zip(self.sizes, self.sizes[1:], strict=False)):
             raise SpecError(f"SpeedupTable sizes must increase strictly, got {self.sizes}")
         if self.sizes[0] < 1 or any(s <= 0 for s in self.speedups):
             raise SpecError("SpeedupTable sizes must be >= 1 and speedups > 0")
