@@ -1,0 +1,305 @@
+"""SD-Policy: slowdown-driven co-scheduling of malleable jobs (D'Amico et al., ICPP 2019).
+
+A backfill variant. Each pass visits the queue in priority order (submission order). A job is
+started statically when EASY backfilling allows it; otherwise, if it is malleable, its
+predicted end in the static case (``static_end``: its start in a reservation map, plus its
+requested time) is compared with starting it now on shared nodes (``mall_end``: now plus its
+requested time plus the runtime increase). If sharing ends it sooner, up to ``max_mates``
+running malleable jobs ("mates") are picked by minimizing the sum of their slowdown penalties
+``p_i = (wait + increase + req_time) / req_time`` under ``p_i < MAX_SLOWDOWN``, their node counts
+summing to the job's request and the job predicted to end before each mate. Mates are shrunk
+inside their nodes to ``1 - sharing_factor`` of the CPU (``set_shares``) and the guest starts on
+their nodes with ``sharing_factor``; when the guest ends, the mates get their full nodes back.
+
+Choices where the paper leaves room (also in ``docs/baselines-sdpolicy-koala.md``):
+
+- A node holds at most two jobs: only mates that share no node are eligible, and a guest (which
+  shares all its nodes) is never a mate.
+- When a mate ends before its guest, the guest takes the freed CPU of those nodes (share 1
+  there), as the paper's node manager does; under the engine's worst-case progress this speeds
+  it up only once all its mates have ended.
+- ``static_end`` comes from a conservative map: running jobs' predicted ends plus a reservation
+  for each earlier queued job of the pass (up to ``map_depth`` jobs); admission of static starts
+  is EASY (only the first waiting job's reservation is protected). Mates' extensions are not
+  checked against that reservation (the paper does not either).
+- ``DynAVGSD``: the cut-off is the mean predicted slowdown of the running jobs, recomputed at the
+  start of every pass.
+- Estimates use the requested time; a job that has none is estimated at its true work.
+- Only jobs with ``cpu_need == 1`` take part in sharing (a task is a whole node's CPU).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hpcgym.baselines.node_timeline import NodeTimeline
+from hpcgym.baselines.sd_runtime import (
+    RuntimeModel,
+    model_rate,
+    predicted_end,
+    predicted_slowdown,
+    requested_time,
+)
+from hpcgym.errors import SpecError
+from hpcgym.sim import EventType, Job, JobKind, JobState, Simulator
+
+DYNAMIC = "dynamic"
+"""``max_slowdown`` value selecting the dynamic cut-off (the paper's DynAVGSD)."""
+
+_ENDED = (EventType.COMPLETED, EventType.KILLED)
+
+
+@dataclass(frozen=True, slots=True)
+class SDPolicyConfig:
+    """Parameters of SD-Policy.
+
+    Attributes:
+        max_slowdown: Static cut-off ``P`` on a mate's penalty (5, 10, 50, ``inf``) or
+            ``"dynamic"`` for the mean predicted slowdown of running jobs (DynAVGSD).
+        sharing_factor: Fraction of a mate's node CPU given to the guest (0.5 in the paper).
+        max_mates: Most mates per guest (``m``; 2 in the paper).
+        runtime_model: ``"worst"`` (Equation 6, the paper's choice) or ``"ideal"`` (Equation 5)
+            for the policy's estimates.
+        coschedule: ``False`` turns the policy into plain EASY backfilling (the baseline).
+        map_depth: Queued jobs per pass that get a reservation in the map and a malleable try.
+    """
+
+    max_slowdown: float | str = 10.0
+    sharing_factor: float = 0.5
+    max_mates: int = 2
+    runtime_model: str = "worst"
+    coschedule: bool = True
+    map_depth: int = 100
+
+    def __post_init__(self) -> None:
+        if self.max_slowdown != DYNAMIC and not (
+            isinstance(self.max_slowdown, (int, float)) and self.max_slowdown > 1
+        ):
+            raise SpecError(
+                f"max_slowdown must be a number > 1, inf or 'dynamic', got {self.max_slowdown!r}"
+            )
+        if not 0 < self.sharing_factor < 1:
+            raise SpecError(f"sharing_factor must be in (0, 1), got {self.sharing_factor}")
+        if self.max_mates not in (1, 2):
+            raise SpecError(f"max_mates must be 1 or 2, got {self.max_mates}")
+        if self.runtime_model not in ("worst", "ideal"):
+            raise SpecError(f"runtime_model must be 'worst' or 'ideal', got {self.runtime_model!r}")
+        if self.map_depth < 1:
+            raise SpecError(f"map_depth must be >= 1, got {self.map_depth}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Mate:
+    """A candidate mate as seen at the start of a pass."""
+
+    job: Job
+    end: float
+    """Predicted end at its current (full) shares."""
+    left: float
+    """Static seconds of work it still has (by its requested time)."""
+
+
+class SDPolicy:
+    """SD-Policy on the bare engine (single-cluster platforms).
+
+    Example:
+        >>> from hpcgym.sim import JobSpec, Platform, SimConfig, Simulator
+        >>> sim = Simulator(Platform.single(2), [JobSpec(1, 0.0, work=10.0, nodes=2)])
+        >>> sim.run(SDPolicy()).summary["makespan"]
+        10.0
+    """
+
+    def __init__(self, config: SDPolicyConfig | None = None, **kwargs: Any) -> None:
+        """Use ``config``, or build one from keyword arguments (``SDPolicy(max_slowdown=5)``)."""
+        self.config = config if config is not None else SDPolicyConfig(**kwargs)
+        self.model = RuntimeModel(self.config.runtime_model)
+        self.guests: dict[int, dict[int, np.ndarray]] = {}
+        """Running guest id -> {mate id: the mate's nodes it shares}."""
+        self.mate_of: dict[int, int] = {}
+        """Running mate id -> its guest's id."""
+        self.coscheduled: list[tuple[float, int, tuple[int, ...]]] = []
+        """Every co-scheduling decision: (time, guest id, mate ids)."""
+
+    # ----------------------------------------------------------------------------- pass
+    def schedule(self, sim: Simulator) -> None:
+        """One pass: restore shares after ends, then static starts and co-scheduling."""
+        if len(sim.platform.clusters) != 1:
+            raise SpecError("SDPolicy runs on single-cluster platforms; use one cluster")
+        for event, job in sim.happened:
+            if event in _ENDED and job is not None:
+                self._on_end(sim, job)
+        if sim.queue:
+            self._pass(sim)
+
+    def _on_end(self, sim: Simulator, job: Job) -> None:
+        jid = job.id
+        mates = self.guests.pop(jid, None)
+        if mates is not None:
+            for mid in mates:
+                del self.mate_of[mid]
+                if sim.jobs[mid].state is JobState.RUNNING:
+                    sim.set_shares(mid, 1.0)
+        gid = self.mate_of.pop(jid, None)
+        if gid is not None:
+            freed = self.guests[gid].pop(jid)
+            guest = sim.jobs[gid]
+            if guest.state is JobState.RUNNING:
+                cpu = guest.cpu.copy()
+                cpu[np.isin(guest.nodes, freed)] = 1.0
+                sim.set_shares(gid, cpu)
+
+    def _release_times(self, sim: Simulator) -> tuple[list[tuple[float, int]], dict[int, float]]:
+        """Predicted node releases of running jobs, and each running job's predicted end."""
+        ends = {jid: predicted_end(sim, j, self.model) for jid, j in sim.running.items()}
+        releases: list[tuple[float, int]] = []
+        for jid, job in sim.running.items():
+            gid = self.mate_of.get(jid)
+            if gid is not None:
+                releases.append((max(ends[jid], ends[gid]), job.size))
+            elif jid in self.guests:
+                alone = job.size - sum(nd.size for nd in self.guests[jid].values())
+                releases.append((ends[jid], alone))
+            else:
+                releases.append((ends[jid], job.size))
+        return releases, ends
+
+    def _pass(self, sim: Simulator) -> None:
+        cfg = self.config
+        now = sim.now
+        releases, ends = self._release_times(sim)
+        plan = NodeTimeline(now, sim.free_nodes(), releases)
+        cutoff = self._cutoff(sim, ends)
+        mates = self._candidates(sim, ends) if cfg.coschedule else []
+        shadow, extra = math.inf, 0
+        have_head = False
+        depth = 0
+        for job in list(sim.queue.values()):
+            n = job.spec.nodes
+            req = requested_time(job)
+            free = sim.free_nodes()
+            if n <= free and (not have_head or now + req <= shadow or n <= extra):
+                sim.start(job.id)
+                plan.reserve(now, now + req, n)
+                if have_head and now + req > shadow:
+                    extra -= n
+                continue
+            if depth >= cfg.map_depth:
+                if free == 0:
+                    break
+                continue
+            depth += 1
+            start = plan.earliest(n, req)
+            if cfg.coschedule and self._try_share(sim, job, start + req, cutoff, mates, plan):
+                continue
+            if math.isfinite(start):
+                plan.reserve(start, start + req, n)
+            if not have_head:
+                have_head = True
+                shadow = start
+                extra = plan.free_at(start) if math.isfinite(start) else 0
+
+    def _cutoff(self, sim: Simulator, ends: dict[int, float]) -> float:
+        ms = self.config.max_slowdown
+        if ms != DYNAMIC:
+            return float(ms)
+        if not ends:
+            return math.inf
+        return sum(predicted_slowdown(sim.running[j], e) for j, e in ends.items()) / len(ends)
+
+    def _candidates(self, sim: Simulator, ends: dict[int, float]) -> list[_Mate]:
+        out = []
+        for jid, job in sim.running.items():
+            spec = job.spec
+            if (
+                spec.kind is JobKind.MALLEABLE
+                and spec.cpu_need == 1.0
+                and job.state is JobState.RUNNING
+                and jid not in self.mate_of
+                and jid not in self.guests
+            ):
+                left = (ends[jid] - sim.now) * model_rate(job.cpu, 1.0, self.model)
+                out.append(_Mate(job, ends[jid], left))
+        return out
+
+    # ----------------------------------------------------------------------------- sharing
+    def _try_share(
+        self,
+        sim: Simulator,
+        job: Job,
+        static_end: float,
+        cutoff: float,
+        mates: list[_Mate],
+        plan: NodeTimeline,
+    ) -> bool:
+        """Co-schedule ``job`` if that ends it sooner and mates qualify (Listings 1 and 2)."""
+        spec = job.spec
+        if spec.kind is not JobKind.MALLEABLE or spec.cpu_need != 1.0:
+            return False
+        sf = self.config.sharing_factor
+        now = sim.now
+        duration = requested_time(job) / sf
+        if not now + duration < static_end:
+            return False
+        chosen = self._pick_mates(spec.nodes, duration, cutoff, mates, now)
+        if chosen is None:
+            return False
+        mate_rate = 1.0 - sf
+        shared: dict[int, np.ndarray] = {}
+        for m in chosen:
+            sim.set_shares(m.job.id, mate_rate)
+            shared[m.job.id] = np.array(m.job.nodes)
+            self.mate_of[m.job.id] = spec.id
+            mates.remove(m)
+            new_end = m.end + duration * (1.0 - mate_rate)
+            plan.reserve(m.end, new_end, m.job.size)
+        sim.start(spec.id, nodes=np.concatenate(list(shared.values())), cpu=sf)
+        self.guests[spec.id] = shared
+        self.coscheduled.append((now, spec.id, tuple(shared)))
+        return True
+
+    def _pick_mates(
+        self, nodes: int, duration: float, cutoff: float, mates: list[_Mate], now: float
+    ) -> list[_Mate] | None:
+        """Mates whose sizes sum to ``nodes`` with the least total penalty, or ``None``.
+
+        Every mate shares all its nodes, so under both runtime models it runs at rate
+        ``1 - sharing_factor`` for the guest's ``duration``: its increase is
+        ``duration * sharing_factor`` and it must have at least ``duration * (1 -
+        sharing_factor)`` static seconds left, so that the guest ends first.
+        """
+        sf = self.config.sharing_factor
+        increase = duration * sf
+        need_left = duration * (1.0 - sf)
+        by_size: dict[int, list[tuple[float, int, _Mate]]] = {}
+        for m in mates:
+            size = m.job.size
+            if size > nodes or m.left < need_left:
+                continue
+            p = predicted_slowdown(m.job, m.end + increase)
+            if p < cutoff:
+                by_size.setdefault(size, []).append((p, m.job.id, m))
+        for group in by_size.values():
+            group.sort(key=lambda e: (e[0], e[1]))
+        best: tuple[float, int, list[_Mate]] | None = None
+        if nodes in by_size:
+            p, _, m = by_size[nodes][0]
+            best = (p, 1, [m])
+        if self.config.max_mates >= 2:
+            for a, group_a in by_size.items():
+                b = nodes - a
+                if b < a or b not in by_size:
+                    continue
+                if a == b:
+                    if len(group_a) < 2:
+                        continue
+                    first, second = group_a[0], group_a[1]
+                else:
+                    first, second = group_a[0], by_size[b][0]
+                total = first[0] + second[0]
+                if best is None or total < best[0]:
+                    best = (total, 2, sorted([first[2], second[2]], key=lambda m: m.job.id))
+        return None if best is None else best[2]
