@@ -74,22 +74,23 @@ class EngineCore:
     ) -> None:
         self.platform = platform
         self.config = config or SimConfig()
+        self._largest = platform.largest_cluster
         specs = sorted(jobs, key=lambda s: s.submit)
         self._jobs: dict[int, Job] = {}
         for s in specs:
             if s.id in self._jobs:
                 raise SpecError(f"job id {s.id} appears twice; job ids must be unique")
-            self._jobs[s.id] = Job(s)
+            job = self._jobs[s.id] = Job(s)
+            job._fits = self._can_ever_fit(s)
         self._order = list(self._jobs.values())
         self._sub_times = [s.submit for s in specs]
         self._next_sub = 0
         self._head = 0
         self._heap: list[tuple[float, int, int, Job | None, int]] = []
         self._seq = itertools.count()
-        self._now = 0.0
+        self._now = specs[0].submit if specs else 0.0
         self.pool = NodePool(platform)
         self._capacity = float(platform.total_nodes)
-        self._largest = platform.largest_cluster
         self._queue: dict[int, Job] = {}
         self._running: dict[int, Job] = {}
         self._suspended: dict[int, Job] = {}
@@ -106,13 +107,13 @@ class EngineCore:
         self._alloc_total = 0.0
         self._useful_total = 0.0
         self._demand_total = 0.0
-        self._t_area = specs[0].submit if specs else 0.0
         self.alloc_area = 0.0
         """CPU-seconds allocated to jobs so far."""
         self.useful_area = 0.0
         """CPU-seconds spent progressing so far (no reconfiguration, waiting or excess share)."""
-        self.underutilization = 0.0
-        """Integral of ``min(capacity, demand) - useful`` (DFRS definition), in CPU-seconds."""
+        self.demand_area = 0.0
+        """Integral of ``min(capacity, demand)``, demand being the CPU needs of the submitted,
+        unfinished jobs (DFRS), in CPU-seconds."""
         self.total_demand_work = sum(s.work * s.nodes * s.cpu_need for s in specs)
         if self.config.tick is not None and specs:
             self._push(specs[0].submit + self.config.tick, _TICK, None, 0)
@@ -170,6 +171,8 @@ class EngineCore:
         order = self._order
         i = self._head
         n = self._next_sub
+        if i < n and order[i]._state is _QUEUED:
+            return order[i]
         while i < n:
             job = order[i]
             if job._state is _QUEUED:
@@ -178,6 +181,11 @@ class EngineCore:
             i += 1
         self._head = i
         return None
+
+    @property
+    def underutilization(self) -> float:
+        """Integral of ``min(capacity, demand) - useful`` (DFRS definition), in CPU-seconds."""
+        return self.demand_area - self.useful_area
 
     @property
     def node_idle(self) -> np.ndarray:
@@ -234,7 +242,12 @@ class EngineCore:
             else:
                 raise StalledError(self._stall_message())
             if t > self._now:
-                self._integrate(t)
+                # Integrate the totals, constant since the last instant, up to t.
+                dt = t - self._now
+                self.alloc_area += self._alloc_total * dt
+                self.useful_area += self._useful_total * dt
+                d = self._demand_total
+                self.demand_area += (d if d < self._capacity else self._capacity) * dt
                 self._now = t
             happened: list[tuple[EventType, Job | None]] = []
             self.happened = happened
@@ -246,7 +259,10 @@ class EngineCore:
                 prio, job, version = top[1], top[3], top[4]
                 if prio == _PHASE_END:
                     if version == job._version:  # type: ignore[union-attr]
-                        self._phase_end(job)  # type: ignore[arg-type]
+                        if job._evolving:  # type: ignore[union-attr]
+                            self._phase_end(job)  # type: ignore[arg-type]
+                        else:
+                            self._complete(job)  # type: ignore[arg-type]
                 elif prio == _WALLTIME:
                     if version == job._wt_version:  # type: ignore[union-attr]
                         self._kill(job)  # type: ignore[arg-type]
@@ -254,9 +270,20 @@ class EngineCore:
                     self._reconf_end(job)  # type: ignore[arg-type]
             if i < n and subs[i] == t:
                 order = self._order
+                queue = self._queue
                 while i < n and subs[i] == t:
-                    self._submit(order[i])
+                    job = order[i]
                     i += 1
+                    job._t_last = t
+                    self._demand_total += job._demand
+                    if job._fits:
+                        job._state = _QUEUED
+                        queue[job.spec.id] = job
+                        happened.append((_E_SUBMITTED, job))
+                    else:
+                        self._n_rejected += 1
+                        self._end(job, _REJECTED)
+                        happened.append((_E_REJECTED, job))
                 self._next_sub = i
             if heap and heap[0][0] == t:
                 tick_only = not happened
@@ -269,15 +296,6 @@ class EngineCore:
 
     def _push(self, time: float, prio: int, job: Job | None, version: int) -> None:
         heapq.heappush(self._heap, (time, prio, next(self._seq), job, version))
-
-    def _integrate(self, t: float) -> None:
-        dt = t - self._t_area
-        if dt > 0:
-            self.alloc_area += self._alloc_total * dt
-            self.useful_area += self._useful_total * dt
-            cap = self._capacity if self._demand_total > self._capacity else self._demand_total
-            self.underutilization += (cap - self._useful_total) * dt
-            self._t_area = t
 
     def _settle(self, job: Job) -> None:
         """Account progress, waste, held and virtual time of ``job`` up to now."""
@@ -425,19 +443,6 @@ class EngineCore:
             if not self._queue and not self._suspended:
                 self._demand_total = 0.0
 
-    def _submit(self, job: Job) -> None:
-        spec = job.spec
-        job._t_last = self._now
-        self._demand_total += job._demand
-        if not self._can_ever_fit(spec):
-            self._n_rejected += 1
-            self._end(job, _REJECTED)
-            self.happened.append((_E_REJECTED, job))
-            return
-        job._state = _QUEUED
-        self._queue[spec.id] = job
-        self.happened.append((_E_SUBMITTED, job))
-
     def _can_ever_fit(self, spec: JobSpec) -> bool:
         if spec.cpu_need == 1.0 and spec.kind is not _K_EVOLVING:
             return spec.min_nodes <= self._largest
@@ -447,31 +452,40 @@ class EngineCore:
         need = spec.max_nodes if spec.kind is _K_EVOLVING else spec.min_nodes
         return need <= per_node * self._largest
 
-    def _phase_end(self, job: Job) -> None:
-        spec = job.spec
-        self._settle(job)
-        if spec.kind is _K_EVOLVING and job._step + 1 < len(spec.evolution):
-            job._step += 1
-            step = spec.evolution[job._step]
-            job._remaining = step.duration
-            n = job._nodes.size
-            if step.nodes > n:
-                job._request = step.nodes
-                kind = _E_REQUESTED
-            else:
-                if step.nodes < n:
-                    keep = np.zeros(n, dtype=bool)
-                    keep[: step.nodes] = True
-                    self._drop(job, keep)
-                kind = _E_STEPPED
-            self._set_rate(job)
-            self._plan(job)
-            self.happened.append((kind, job))
-            return
+    def _complete(self, job: Job) -> None:
+        """End of a progressing job's last phase (it progressed since its last settlement)."""
+        now = self._now
+        dt = now - job._t_last
+        job._held += dt
+        job._virtual += job._yield * dt
         job._remaining = 0.0
+        job._t_last = now
         self._n_completed += 1
         self._end(job, _COMPLETED)
         self.happened.append((_E_COMPLETED, job))
+
+    def _phase_end(self, job: Job) -> None:
+        spec = job.spec
+        if job._step + 1 >= len(spec.evolution):
+            self._complete(job)
+            return
+        self._settle(job)
+        job._step += 1
+        step = spec.evolution[job._step]
+        job._remaining = step.duration
+        n = job._nodes.size
+        if step.nodes > n:
+            job._request = step.nodes
+            kind = _E_REQUESTED
+        else:
+            if step.nodes < n:
+                keep = np.zeros(n, dtype=bool)
+                keep[: step.nodes] = True
+                self._drop(job, keep)
+            kind = _E_STEPPED
+        self._set_rate(job)
+        self._plan(job)
+        self.happened.append((kind, job))
 
     def _reconf_end(self, job: Job) -> None:
         self._settle(job)

@@ -59,6 +59,7 @@ class Job:
         "_demand",
         "_end",
         "_evolving",
+        "_fits",
         "_held",
         "_migrations",
         "_mode",
@@ -92,6 +93,7 @@ class Job:
         self._cpu_sum = 0.0
         self._demand = spec.nodes * spec.cpu_need
         self._evolving = spec.kind is JobKind.EVOLVING
+        self._fits = True
         self._saved_size = 0
         self._cluster = -1
         self._mode = 2

@@ -1,0 +1,133 @@
+"""Engine speed: FCFS over lublin_256 (10,000 jobs, 256 nodes) on the bare engine.
+
+Run: ``python benchmarks/engine_speed.py [--repeat N] [--write]``. Reports jobs/s and events/s
+of the best of N episodes (construction of the simulator included, result table excluded),
+and beside it a bare plain-Python FCFS loop on the same jobs as the reference. ``--write``
+puts the figures into the ``## Engine speed`` section of ``benchmarks/RESULTS.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import platform
+import time
+from pathlib import Path
+
+from hpcgym.sim import JobSpec, Platform, Simulator
+from hpcgym.workloads.registry import workloads_dir
+from hpcgym.workloads.swf import read_swf
+
+RESULTS = Path(__file__).with_name("RESULTS.md")
+SECTION = "## Engine speed"
+
+
+class MinimalFCFS:
+    """Start queued jobs in submission order while the head fits; whole nodes, first fit."""
+
+    def schedule(self, sim: Simulator) -> None:
+        """Start the head of the queue for as long as it fits."""
+        free = sim.pool.free
+        while True:
+            head = sim.queue_head()
+            if head is None or head.spec.nodes > free[0]:
+                return
+            sim.start(head.spec.id)
+
+
+def lublin_jobs() -> list[JobSpec]:
+    """The 10,000 jobs of lublin_256.swf as rigid specs (run time = work, size = processors)."""
+    trace = read_swf(workloads_dir() / "lublin_256.swf")
+    d = trace.data
+    return [
+        JobSpec(int(r[0]), float(r[1]), float(r[3]), int(r[4] if r[4] > 0 else r[7])) for r in d
+    ]
+
+
+def episode(jobs: list[JobSpec]) -> tuple[float, int]:
+    """Seconds for one FCFS episode and the number of events the engine processed."""
+    t0 = time.perf_counter()
+    sim = Simulator(Platform.single(256), jobs)
+    scheduler = MinimalFCFS()
+    points = 0
+    while sim.advance():
+        points += 1
+        scheduler.schedule(sim)
+    elapsed = time.perf_counter() - t0
+    assert sim.counts["completed"] == len(jobs)
+    # Every job is submitted once and completes once.
+    return elapsed, 2 * len(jobs)
+
+
+def bare_fcfs(jobs: list[JobSpec]) -> float:
+    """Seconds for a bare FCFS loop (a heap of ends and a free-node counter, no node ids)."""
+    specs = [(j.submit, j.work, j.nodes) for j in jobs]
+    t0 = time.perf_counter()
+    free, heap, queue, head, i, n = 256, [], [], 0, 0, len(specs)
+    while i < n or heap:
+        if heap and (i >= n or heap[0][0] <= specs[i][0]):
+            now, k = heapq.heappop(heap)
+            free += k
+        else:
+            now = specs[i][0]
+            queue.append(specs[i])
+            i += 1
+        while head < len(queue) and queue[head][2] <= free:
+            _, work, k = queue[head]
+            head += 1
+            free -= k
+            heapq.heappush(heap, (now + work, k))
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    """Measure and print (and optionally record) the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
+    args = parser.parse_args()
+    jobs = lublin_jobs()
+    episode(jobs)  # warm-up
+    best, events = min(episode(jobs) for _ in range(args.repeat))
+    bare = min(bare_fcfs(jobs) for _ in range(args.repeat))
+    n = len(jobs)
+    rows = [
+        ("hpcgym engine, FCFS", n / best, events / best, best),
+        ("bare plain-Python FCFS loop", n / bare, 2 * n / bare, bare),
+    ]
+    lines = [
+        SECTION,
+        "",
+        "`python benchmarks/engine_speed.py --write`: FCFS over `lublin_256.swf` (10,000 jobs,",
+        "256 nodes), best of "
+        f"{args.repeat} episodes, simulator construction included. Machine: "
+        f"{platform.machine()}, Python {platform.python_version()}; 2 CPUs shared with other work.",
+        "Target: at least 100,000 jobs/s, within 4x of the bare loop.",
+        "",
+        "| what | jobs/s | events/s | seconds |",
+        "|---|---:|---:|---:|",
+        *(f"| {name} | {j:,.0f} | {e:,.0f} | {s:.3f} |" for name, j, e, s in rows),
+        "",
+        f"Ratio bare / engine: {best / bare:.1f}x.",
+        "",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        write_section(text)
+
+
+def write_section(text: str) -> None:
+    """Replace (or append) this benchmark's section of RESULTS.md."""
+    old = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
+    start = old.find(SECTION)
+    if start < 0:
+        new = old.rstrip("\n") + "\n\n" + text
+    else:
+        end = old.find("\n## ", start + len(SECTION))
+        new = old[:start] + text + (old[end + 1 :] if end >= 0 else "")
+    RESULTS.write_text(new.rstrip("\n") + "\n")
+
+
+if __name__ == "__main__":
+    main()
