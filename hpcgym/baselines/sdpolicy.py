@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -113,10 +113,16 @@ class SDPolicy:
         10.0
     """
 
+    name: ClassVar[str] = "sd-policy"
+
     def __init__(self, config: SDPolicyConfig | None = None, **kwargs: Any) -> None:
         """Use ``config``, or build one from keyword arguments (``SDPolicy(max_slowdown=5)``)."""
         self.config = config if config is not None else SDPolicyConfig(**kwargs)
         self.model = RuntimeModel(self.config.runtime_model)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the previous episode's co-scheduling state."""
         self.guests: dict[int, dict[int, np.ndarray]] = {}
         """Running guest id -> {mate id: the mate's nodes it shares}."""
         self.mate_of: dict[int, int] = {}
@@ -303,3 +309,15 @@ class SDPolicy:
                 if best is None or total < best[0]:
                     best = (total, 2, sorted([first[2], second[2]], key=lambda m: m.job.id))
         return None if best is None else best[2]
+
+
+SD_PRESETS: dict[str, dict[str, Any]] = {
+    "sd-policy-maxsd5": {"max_slowdown": 5.0},
+    "sd-policy-maxsd10": {"max_slowdown": 10.0},
+    "sd-policy-maxsd50": {"max_slowdown": 50.0},
+    "sd-policy-maxsdinf": {"max_slowdown": math.inf},
+    "sd-policy-dynavgsd": {"max_slowdown": DYNAMIC},
+    "sd-policy-dynavgsd-ideal": {"max_slowdown": DYNAMIC, "runtime_model": "ideal"},
+    "sd-policy-static": {"coschedule": False},
+}
+"""Registry names and keyword arguments of the paper's variants (``SDPolicy(**kwargs)``)."""
