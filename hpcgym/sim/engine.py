@@ -202,6 +202,12 @@ class EngineCore:
         """Work left at ``now`` (the settled value minus progress since)."""
         return max(0.0, job._remaining - job._rate * (self._now - job._t_last))
 
+    def virtual_time(self, job: Job) -> float:
+        """Integral of the job's yield since submission, at ``now`` (DFRS's priority input)."""
+        return (
+            job._virtual + job._yield * (self._now - job._t_last) if job._rate > 0 else job._virtual
+        )
+
     def estimated_end(self, job: Job) -> float:
         """When the current phase ends at the current rate (``inf`` when not progressing)."""
         if job._state is _RECONFIGURING:
