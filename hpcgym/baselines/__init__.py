@@ -1,1 +1,38 @@
-"""See docs/design.md."""
+"""Baseline schedulers: the classics and the malleable-job papers, by name.
+
+```python
+from hpcgym.baselines import make, names
+from hpcgym.sim import Simulator
+
+sim = Simulator(workload.platform, workload.jobs)
+make("easy").run(sim)
+```
+
+Every registered name is listed by ``names()``; see ``docs/baselines.md``. All registrations
+live below, in one place.
+"""
+
+from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
+from hpcgym.baselines.classic import FCFS, SJF, ConservativeBackfill, EasyBackfill
+from hpcgym.baselines.profile import Profile, shadow
+from hpcgym.baselines.registry import make, names, register
+
+register("fcfs", FCFS)
+register("sjf", SJF)
+register("easy", EasyBackfill)
+register("conservative", ConservativeBackfill)
+
+__all__ = [
+    "FCFS",
+    "SJF",
+    "BaseScheduler",
+    "ConservativeBackfill",
+    "EasyBackfill",
+    "Profile",
+    "estimated_end",
+    "make",
+    "names",
+    "register",
+    "runtime_estimate",
+    "shadow",
+]
