@@ -37,9 +37,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from hpcgym.baselines.node_timeline import NodeTimeline
+from hpcgym.baselines.sd_mates import MatePool
 from hpcgym.baselines.sd_runtime import (
     RuntimeModel,
-    model_rate,
     predicted_end,
     predicted_slowdown,
     requested_time,
@@ -92,17 +92,6 @@ class SDPolicyConfig:
             raise SpecError(f"map_depth must be >= 1, got {self.map_depth}")
 
 
-@dataclass(frozen=True, slots=True)
-class _Mate:
-    """A candidate mate as seen at the start of a pass."""
-
-    job: Job
-    end: float
-    """Predicted end at its current (full) shares."""
-    left: float
-    """Static seconds of work it still has (by its requested time)."""
-
-
 class SDPolicy:
     """SD-Policy on the bare engine (single-cluster platforms).
 
@@ -129,6 +118,7 @@ class SDPolicy:
         """Running mate id -> its guest's id."""
         self.coscheduled: list[tuple[float, int, tuple[int, ...]]] = []
         """Every co-scheduling decision: (time, guest id, mate ids)."""
+        self._end_cache: dict[int, float] = {}
 
     # ----------------------------------------------------------------------------- pass
     def schedule(self, sim: Simulator) -> None:
@@ -143,10 +133,12 @@ class SDPolicy:
 
     def _on_end(self, sim: Simulator, job: Job) -> None:
         jid = job.id
+        self._end_cache.pop(jid, None)
         mates = self.guests.pop(jid, None)
         if mates is not None:
             for mid in mates:
                 del self.mate_of[mid]
+                self._end_cache.pop(mid, None)
                 if sim.jobs[mid].state is JobState.RUNNING:
                     sim.set_shares(mid, 1.0)
         gid = self.mate_of.pop(jid, None)
@@ -158,9 +150,22 @@ class SDPolicy:
                 cpu[np.isin(guest.nodes, freed)] = 1.0
                 sim.set_shares(gid, cpu)
 
-    def _release_times(self, sim: Simulator) -> tuple[list[tuple[float, int]], dict[int, float]]:
-        """Predicted node releases of running jobs, and each running job's predicted end."""
-        ends = {jid: predicted_end(sim, j, self.model) for jid, j in sim.running.items()}
+    def _ends(self, sim: Simulator) -> dict[int, float]:
+        """Predicted end of every running job (cached while a job's shares do not change)."""
+        cache = self._end_cache
+        ends = {}
+        for jid, job in sim.running.items():
+            if jid in self.guests or jid in self.mate_of:
+                ends[jid] = predicted_end(sim, job, self.model)
+                continue
+            e = cache.get(jid)
+            if e is None:
+                e = cache[jid] = predicted_end(sim, job, self.model)
+            ends[jid] = e
+        return ends
+
+    def _releases(self, sim: Simulator, ends: dict[int, float]) -> list[tuple[float, int]]:
+        """Predicted node releases: a shared node frees when both of its jobs have ended."""
         releases: list[tuple[float, int]] = []
         for jid, job in sim.running.items():
             gid = self.mate_of.get(jid)
@@ -171,15 +176,15 @@ class SDPolicy:
                 releases.append((ends[jid], alone))
             else:
                 releases.append((ends[jid], job.size))
-        return releases, ends
+        return releases
 
     def _pass(self, sim: Simulator) -> None:
         cfg = self.config
         now = sim.now
-        releases, ends = self._release_times(sim)
-        plan = NodeTimeline(now, sim.free_nodes(), releases)
-        cutoff = self._cutoff(sim, ends)
-        mates = self._candidates(sim, ends) if cfg.coschedule else []
+        ends = self._ends(sim)
+        plan = NodeTimeline(now, sim.free_nodes(), self._releases(sim, ends))
+        pool = self._pool(sim, ends) if cfg.coschedule else None
+        cutoff = self._cutoff(sim, ends) if pool is not None else math.inf
         shadow, extra = math.inf, 0
         have_head = False
         depth = 0
@@ -193,13 +198,14 @@ class SDPolicy:
                 if have_head and now + req > shadow:
                     extra -= n
                 continue
-            if depth >= cfg.map_depth:
+            sharing = pool is not None and len(pool) > 0
+            if depth >= (cfg.map_depth if sharing else 1):
                 if free == 0:
                     break
                 continue
             depth += 1
             start = plan.earliest(n, req)
-            if cfg.coschedule and self._try_share(sim, job, start + req, cutoff, mates, plan):
+            if sharing and self._try_share(sim, job, start + req, cutoff, pool, plan):  # type: ignore[arg-type]
                 continue
             if math.isfinite(start):
                 plan.reserve(start, start + req, n)
@@ -214,10 +220,13 @@ class SDPolicy:
             return float(ms)
         if not ends:
             return math.inf
-        return sum(predicted_slowdown(sim.running[j], e) for j, e in ends.items()) / len(ends)
+        now = sim.now
+        running = sim.running
+        total = sum(predicted_slowdown(running[j], max(e, now)) for j, e in ends.items())
+        return total / len(ends)
 
-    def _candidates(self, sim: Simulator, ends: dict[int, float]) -> list[_Mate]:
-        out = []
+    def _pool(self, sim: Simulator, ends: dict[int, float]) -> MatePool | None:
+        jobs, job_ends, reqs = [], [], []
         for jid, job in sim.running.items():
             spec = job.spec
             if (
@@ -227,9 +236,10 @@ class SDPolicy:
                 and jid not in self.mate_of
                 and jid not in self.guests
             ):
-                left = (ends[jid] - sim.now) * model_rate(job.cpu, 1.0, self.model)
-                out.append(_Mate(job, ends[jid], left))
-        return out
+                jobs.append(job)
+                job_ends.append(ends[jid])
+                reqs.append(requested_time(job))
+        return MatePool(jobs, job_ends, reqs, sim.now) if jobs else None
 
     # ----------------------------------------------------------------------------- sharing
     def _try_share(
@@ -238,7 +248,7 @@ class SDPolicy:
         job: Job,
         static_end: float,
         cutoff: float,
-        mates: list[_Mate],
+        pool: MatePool,
         plan: NodeTimeline,
     ) -> bool:
         """Co-schedule ``job`` if that ends it sooner and mates qualify (Listings 1 and 2)."""
@@ -250,65 +260,23 @@ class SDPolicy:
         duration = requested_time(job) / sf
         if not now + duration < static_end:
             return False
-        chosen = self._pick_mates(spec.nodes, duration, cutoff, mates, now)
+        chosen = pool.pick(spec.nodes, duration, sf, cutoff, self.config.max_mates)
         if chosen is None:
             return False
-        mate_rate = 1.0 - sf
+        pool.remove(chosen)
         shared: dict[int, np.ndarray] = {}
-        for m in chosen:
-            sim.set_shares(m.job.id, mate_rate)
-            shared[m.job.id] = np.array(m.job.nodes)
-            self.mate_of[m.job.id] = spec.id
-            mates.remove(m)
-            new_end = m.end + duration * (1.0 - mate_rate)
-            plan.reserve(m.end, new_end, m.job.size)
+        for i in chosen:
+            mate = pool.jobs[i]
+            sim.set_shares(mate.id, 1.0 - sf)
+            shared[mate.id] = np.array(mate.nodes)
+            self.mate_of[mate.id] = spec.id
+            self._end_cache.pop(mate.id, None)
+            old_end = float(pool.ends[i])
+            plan.reserve(old_end, old_end + duration * sf, mate.size)
         sim.start(spec.id, nodes=np.concatenate(list(shared.values())), cpu=sf)
         self.guests[spec.id] = shared
         self.coscheduled.append((now, spec.id, tuple(shared)))
         return True
-
-    def _pick_mates(
-        self, nodes: int, duration: float, cutoff: float, mates: list[_Mate], now: float
-    ) -> list[_Mate] | None:
-        """Mates whose sizes sum to ``nodes`` with the least total penalty, or ``None``.
-
-        Every mate shares all its nodes, so under both runtime models it runs at rate
-        ``1 - sharing_factor`` for the guest's ``duration``: its increase is
-        ``duration * sharing_factor`` and it must have at least ``duration * (1 -
-        sharing_factor)`` static seconds left, so that the guest ends first.
-        """
-        sf = self.config.sharing_factor
-        increase = duration * sf
-        need_left = duration * (1.0 - sf)
-        by_size: dict[int, list[tuple[float, int, _Mate]]] = {}
-        for m in mates:
-            size = m.job.size
-            if size > nodes or m.left < need_left:
-                continue
-            p = predicted_slowdown(m.job, m.end + increase)
-            if p < cutoff:
-                by_size.setdefault(size, []).append((p, m.job.id, m))
-        for group in by_size.values():
-            group.sort(key=lambda e: (e[0], e[1]))
-        best: tuple[float, int, list[_Mate]] | None = None
-        if nodes in by_size:
-            p, _, m = by_size[nodes][0]
-            best = (p, 1, [m])
-        if self.config.max_mates >= 2:
-            for a, group_a in by_size.items():
-                b = nodes - a
-                if b < a or b not in by_size:
-                    continue
-                if a == b:
-                    if len(group_a) < 2:
-                        continue
-                    first, second = group_a[0], group_a[1]
-                else:
-                    first, second = group_a[0], by_size[b][0]
-                total = first[0] + second[0]
-                if best is None or total < best[0]:
-                    best = (total, 2, sorted([first[2], second[2]], key=lambda m: m.job.id))
-        return None if best is None else best[2]
 
 
 SD_PRESETS: dict[str, dict[str, Any]] = {

@@ -217,7 +217,7 @@ def test_config_validation_and_presets() -> None:
         {"map_depth": 0},
     ):
         with pytest.raises(SpecError):
-            SDPolicyConfig(**bad)  # type: ignore[arg-type]
+            SDPolicyConfig(**bad)
     for kwargs in SD_PRESETS.values():
         SDPolicy(**kwargs)
     with pytest.raises(SpecError):
