@@ -395,6 +395,7 @@ class EngineCore:
         job._cpu_sum = total
         if nodes.size > job.max_size:
             job.max_size = nodes.size
+        self._update_demand(job)
 
     def _drop(self, job: Job, keep: np.ndarray | None = None) -> None:
         """Release the tasks of ``job`` not selected by the boolean mask ``keep`` (all if None)."""
@@ -414,10 +415,25 @@ class EngineCore:
         job._nodes, job._cpu = nodes, cpu
         self._alloc_total += total - job._cpu_sum
         job._cpu_sum = total
+        self._update_demand(job)
         if not nodes.size:
             job._cluster = -1
             job._mode = WHOLE
             job._share = 0.0
+
+    def _update_demand(self, job: Job) -> None:
+        """Re-derive the job's CPU demand: its current requirement, or what it holds if more.
+
+        The requirement is the requested size (an evolving job: its current step's). Counting
+        what a job holds beyond it keeps ``useful <= demand`` when a malleable job is expanded.
+        """
+        spec = job.spec
+        need = spec.evolution[job._step].nodes if job._evolving else spec.nodes
+        n = job._nodes.size
+        demand = (n if n > need else need) * spec.cpu_need
+        if demand != job._demand:
+            self._demand_total += demand - job._demand
+            job._demand = demand
 
     def _end(self, job: Job, state: JobState) -> None:
         """End ``job`` (settled by the caller) as ``state`` and release what it holds."""
@@ -489,6 +505,7 @@ class EngineCore:
                 keep[: step.nodes] = True
                 self._drop(job, keep)
             kind = _E_STEPPED
+        self._update_demand(job)
         self._set_rate(job)
         self._plan(job)
         self.happened.append((kind, job))
@@ -514,7 +531,8 @@ class EngineCore:
             # Two wake-ups in a row with no command between them and nothing under way: the
             # state can no longer change by itself.
             idle = self._next_sub >= len(self._sub_times) and not any(
-                j._rate > 0 or j._state is _RECONFIGURING for j in self._running.values()
+                j._rate > 0 or j._state is _RECONFIGURING or self._kill_armed(j)
+                for j in self._running.values()
             )
             if idle and self._tick_commands == self._commands:
                 raise StalledError(self._stall_message())
@@ -522,6 +540,10 @@ class EngineCore:
         assert self.config.tick is not None
         self._push(self._now + self.config.tick, _TICK, None, 0)
         self.happened.append((_E_TICK, None))
+
+    def _kill_armed(self, job: Job) -> bool:
+        """Whether a walltime kill is pending for a job holding resources."""
+        return self.config.kill_on_walltime and job.spec.walltime is not None
 
     def _stall_message(self) -> str:
         stuck = [j for j in self._order if j._state not in (_COMPLETED, _KILLED, _REJECTED)]

@@ -135,7 +135,7 @@ class NodePool:
         cluster = int(clusters[0])
         if np.any(clusters != cluster):
             raise CommandError("a job's tasks must all be on nodes of one cluster")
-        if cpu.min() < MIN_SHARE or cpu.max() > 1.0:
+        if not (cpu.min() >= MIN_SHARE and cpu.max() <= 1.0):  # NaN fails both
             raise CommandError(f"CPU shares must be in [{MIN_SHARE:g}, 1]")
         add_cpu = np.bincount(nodes, weights=cpu, minlength=n)
         add_mem = np.bincount(nodes, minlength=n) * mem

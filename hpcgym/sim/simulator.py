@@ -115,6 +115,8 @@ class Simulator(EngineCore):
             job._useful = float(size)
             self._alloc_total += size
             self._useful_total += size
+            if size > spec.nodes:
+                self._update_demand(job)
         else:
             self._hold(job, *self._resolve(job, size, nodes, cpu, cluster))
             job._state = _RUNNING
@@ -176,6 +178,7 @@ class Simulator(EngineCore):
     def shrink(self, job_id: int, size: int, *, release: ArrayLike | None = None) -> None:
         """``resize`` to a smaller ``size``."""
         job = self._job(job_id)
+        self._require_running(job, "shrunk")
         if size >= job._nodes.size:
             raise SizeError(f"job {job_id}: shrink to {size} from {job._nodes.size} tasks")
         self.resize(job_id, size, release=release)
@@ -183,6 +186,7 @@ class Simulator(EngineCore):
     def expand(self, job_id: int, size: int, *, nodes: ArrayLike | None = None) -> None:
         """``resize`` to a larger ``size``."""
         job = self._job(job_id)
+        self._require_running(job, "expanded")
         if size <= job._nodes.size:
             raise SizeError(f"job {job_id}: expand to {size} from {job._nodes.size} tasks")
         self.resize(job_id, size, nodes=nodes)
@@ -332,10 +336,15 @@ class Simulator(EngineCore):
                 f"job {job.spec.id}: {size} tasks need {size} nodes, got {nodes_a.size}"
             )
         if cpu is None:
-            cpu_a = np.full(size, job.spec.cpu_need)
-        else:
-            cpu_a = np.array(np.broadcast_to(np.asarray(cpu, dtype=float), (size,)))
-        return nodes_a, cpu_a
+            return nodes_a, np.full(size, job.spec.cpu_need)
+        given = np.asarray(cpu, dtype=float)
+        if given.ndim == 0:
+            return nodes_a, np.full(size, float(given))
+        if given.size != size:
+            raise CommandError(
+                f"job {job.spec.id}: {size} tasks need {size} CPU shares, got {given.size}"
+            )
+        return nodes_a, given.ravel().copy()
 
     def _checked(self, job: Job, nodes: np.ndarray, cpu: np.ndarray, freed: bool = False) -> int:
         try:
