@@ -12,8 +12,11 @@ Every registered name is listed by ``names()``; see ``docs/baselines.md``. All r
 live below, in one place.
 """
 
+from functools import partial
+
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.classic import FCFS, SJF, ConservativeBackfill, EasyBackfill
+from hpcgym.baselines.mebf import MEBF, MEBFConfig
 from hpcgym.baselines.profile import Profile, shadow
 from hpcgym.baselines.registry import make, names, register
 
@@ -21,13 +24,20 @@ register("fcfs", FCFS)
 register("sjf", SJF)
 register("easy", EasyBackfill)
 register("conservative", ConservativeBackfill)
+register("mebf", MEBF)  # basic variant, Handoff policy; make("mebf", policy=..., variant=...)
+for _policy in ("handoff", "spare", "intensive"):
+    register(f"mebf-{_policy}", partial(MEBF, policy=_policy))
+register("mebf-shrink+", partial(MEBF, variant="shrink+"))
+register("mebf-expand+", partial(MEBF, variant="expand+"))
 
 __all__ = [
     "FCFS",
+    "MEBF",
     "SJF",
     "BaseScheduler",
     "ConservativeBackfill",
     "EasyBackfill",
+    "MEBFConfig",
     "Profile",
     "estimated_end",
     "make",

@@ -30,3 +30,32 @@ def run(
             after(sim)
     assert sim.done
     return sim, {j.id: (j.start_time, j.end_time) for j in sim.jobs.values()}
+
+
+def malleable(
+    jid: int,
+    submit: float,
+    work: float,
+    nodes: int,
+    lo: int,
+    hi: int,
+    *,
+    rho: float | None = None,
+    cost: float = 0.0,
+    walltime: float | None = None,
+) -> JobSpec:
+    """A malleable job; linear speedup unless ``rho`` is given, fixed resize ``cost``."""
+    from hpcgym.sim import FixedCost, JobKind, Linear, NoCost, PowerLaw
+
+    return JobSpec(
+        jid,
+        submit,
+        work=work,
+        nodes=nodes,
+        kind=JobKind.MALLEABLE,
+        min_nodes=lo,
+        max_nodes=hi,
+        walltime=walltime,
+        speedup=Linear() if rho is None else PowerLaw(rho),
+        reconfig=FixedCost(cost) if cost else NoCost(),
+    )

@@ -1,0 +1,284 @@
+"""MEBF: malleable EASY backfilling (the MEBF paper, ``PAPERS.md`` section 4).
+
+A pass (one decision point) does, in order:
+
+1. **Start** queued jobs in submission order: at the preferred (requested) size when it is
+   free, else an elastic job (malleable or moldable) at the largest size that fits, down to its
+   minimum. The first job that cannot start becomes the blocked head.
+2. **Shrink** while no node is free and the head waits: running malleable jobs, least
+   scalable first, each by ``share_factor`` of its nodes and at most once per pass, until the
+   nodes released let the head start at its smallest size; then it starts and step 1 repeats.
+3. **Backfill** (EASY) when some nodes are free but too few for the head: the head gets a
+   reservation for its smallest size; a later job starts now if it ends by the shadow time or
+   uses only the extra nodes. Elastic jobs start at the largest size that satisfies that.
+4. If nothing backfilled: *shrink+* shrinks for the head as in 2 although nodes are free;
+   *expand+* expands as in 5 although jobs wait; *basic* leaves the gap.
+5. **Expand** when the queue is empty and nodes are idle: running malleable jobs, most
+   scalable first, by the expand policy (Handoff, Spare or Intensive).
+
+Every resize must pass the feasibility test: the job's estimated remaining time exceeds
+``theta`` times its runtime estimate, and its estimated total execution time after the resize
+(elapsed + reconfiguration cost + remaining at the new size) is at most ``gamma`` times its
+static execution time (its runtime estimate at the preferred size).
+
+Choices where the paper (whose algorithm listings are figures) is not explicit are marked
+**Choice** in this module and listed in ``docs/baselines.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from hpcgym.baselines.base import (
+    BaseScheduler,
+    estimated_end,
+    estimated_remaining,
+    largest_size,
+    runtime_estimate,
+    smallest_size,
+)
+from hpcgym.baselines.profile import shadow
+from hpcgym.errors import SpecError
+from hpcgym.sim import Job, JobKind, JobSpec, JobState, PowerLaw, Simulator
+
+Variant = Literal["basic", "shrink+", "expand+"]
+Policy = Literal["handoff", "spare", "intensive"]
+
+_RUNNING = JobState.RUNNING
+_MALLEABLE = JobKind.MALLEABLE
+_ELASTIC = (JobKind.MALLEABLE, JobKind.MOLDABLE)
+
+
+@dataclass(frozen=True, slots=True)
+class MEBFConfig:
+    """MEBF's parameters; the defaults are the paper's.
+
+    Attributes:
+        variant: ``basic``, ``shrink+`` or ``expand+`` (what to do when nothing backfills).
+        policy: Expand policy: ``handoff``, ``spare`` or ``intensive``.
+        share_factor: Share of a job's nodes one shrink releases.
+        theta: Resize only if the estimated remaining time exceeds ``theta`` x the estimate.
+        gamma: Resize only if the new total time is at most ``gamma`` x the static time.
+        spare_ratio: The Spare policy's ratio.
+    """
+
+    variant: Variant = "basic"
+    policy: Policy = "handoff"
+    share_factor: float = 0.4
+    theta: float = 0.5
+    gamma: float = 2.0
+    spare_ratio: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.variant not in ("basic", "shrink+", "expand+"):
+            raise SpecError(f"MEBF variant is basic, shrink+ or expand+, not {self.variant!r}")
+        if self.policy not in ("handoff", "spare", "intensive"):
+            raise SpecError(f"MEBF policy is handoff, spare or intensive, not {self.policy!r}")
+        if not 0 < self.share_factor < 1 or not 0 < self.spare_ratio <= 1:
+            raise SpecError("MEBF share_factor must be in (0, 1) and spare_ratio in (0, 1]")
+        if self.theta < 0 or self.gamma <= 0:
+            raise SpecError("MEBF theta must be >= 0 and gamma > 0")
+
+
+def scalability(spec: JobSpec) -> float:
+    """How well a job scales: ``1 - rho`` for a ``PowerLaw`` speedup (1 is linear).
+
+    For other speedup models, the log-log slope of the speedup between the job's smallest and
+    largest sizes, which is the same number for a power law (**Choice**).
+    """
+    model = spec.speedup
+    if isinstance(model, PowerLaw):
+        return 1.0 - model.rho
+    lo, hi = spec.min_nodes, spec.max_nodes
+    if hi <= lo:
+        lo, hi = 1, 2
+    return math.log(model(hi) / model(lo)) / math.log(hi / lo)
+
+
+class MEBF(BaseScheduler):
+    """Malleable EASY backfilling (see the module docstring for a pass).
+
+    Attributes:
+        config: The parameters.
+        stats: Counts of ``starts``, ``backfills``, ``shrinks`` and ``expands`` so far.
+    """
+
+    name = "mebf"
+
+    def __init__(self, variant: Variant = "basic", policy: Policy = "handoff", **params: float):
+        """Build MEBF; ``params`` are the other ``MEBFConfig`` fields."""
+        self.config = MEBFConfig(variant, policy, **params)
+        self.reset()
+
+    def __repr__(self) -> str:
+        return f"MEBF({self.config.variant!r}, {self.config.policy!r})"
+
+    def reset(self) -> None:
+        """Forget the previous episode."""
+        self.stats = {"starts": 0, "backfills": 0, "shrinks": 0, "expands": 0}
+        self._scal: dict[int, float] = {}
+        self._touched: set[int] = set()
+
+    def _scalability(self, job: Job) -> float:
+        s = self._scal.get(job.id)
+        if s is None:
+            s = self._scal[job.id] = scalability(job.spec)
+        return s
+
+    # ------------------------------------------------------------------------------- pass
+    def schedule(self, sim: Simulator) -> None:
+        """One MEBF pass at the current decision point."""
+        if len(sim.pool.free) != 1:
+            raise SpecError("mebf schedules a single cluster; this platform has several")
+        self._touched = set()
+        free = sim.pool.free
+        variant = self.config.variant
+        self._start_heads(sim)
+        while sim.queue and free[0] == 0 and self._shrink_for_head(sim):
+            self._start_heads(sim)
+        if sim.queue and free[0] > 0 and not self._backfill(sim):
+            if variant == "shrink+" and self._shrink_for_head(sim):
+                self._start_heads(sim)
+            elif variant == "expand+":
+                self._expand(sim)
+        if not sim.queue and free[0] > 0:
+            self._expand(sim)
+
+    def _start_heads(self, sim: Simulator) -> None:
+        """Step 1: start jobs in submission order until one cannot start."""
+        free = sim.pool.free
+        while (job := sim.queue_head()) is not None:
+            size = _start_size(job.spec, free[0])
+            if not size:
+                return
+            sim.start(job.id, size)
+            self.stats["starts"] += 1
+
+    # ------------------------------------------------------------------------- reconfigure
+    def feasible(self, sim: Simulator, job: Job, size: int) -> bool:
+        """The paper's feasibility test for resizing running ``job`` to ``size`` now."""
+        spec = job.spec
+        cfg = self.config
+        static = runtime_estimate(spec)
+        if estimated_remaining(sim, job) <= cfg.theta * static:
+            return False
+        cost = spec.reconfig.resize(job.size, size)
+        total = sim.now - job.start_time + cost + estimated_remaining(sim, job, size)
+        return total <= cfg.gamma * static
+
+    def _candidates(self, sim: Simulator, most_scalable_first: bool) -> list[Job]:
+        """Running malleable jobs not resized in this pass, sorted by scalability."""
+        jobs = [
+            j
+            for j in sim.running.values()
+            if j.spec.kind is _MALLEABLE and j.state is _RUNNING and j.id not in self._touched
+        ]
+        sign = -1.0 if most_scalable_first else 1.0
+        jobs.sort(key=lambda j: (sign * self._scalability(j), j.id))
+        return jobs
+
+    def _shrink_for_head(self, sim: Simulator) -> bool:
+        """Shrink the least scalable jobs until the head can start; all or nothing.
+
+        **Choice**: the shrinks are planned first and applied only if together they free
+        enough nodes for the head's smallest size: a shrink that starts nothing would only
+        slow its job down. Each shrink releases ``max(1, floor(share_factor * n))`` nodes (or
+        fewer, down to the job's minimum size and size rule).
+        """
+        head = sim.queue_head()
+        if head is None:
+            return False
+        need = smallest_size(head.spec) - sim.pool.free[0]
+        if need <= 0:
+            return False
+        plan: list[tuple[Job, int]] = []
+        for job in self._candidates(sim, most_scalable_first=False):
+            n = job.size
+            cut = max(1, math.floor(self.config.share_factor * n))
+            size = largest_size(job.spec, n - cut)
+            if not size or size >= n or not self.feasible(sim, job, size):
+                continue
+            plan.append((job, size))
+            need -= n - size
+            if need <= 0:
+                break
+        if need > 0:
+            return False
+        for job, size in plan:
+            sim.shrink(job.id, size)
+            self._touched.add(job.id)
+            self.stats["shrinks"] += 1
+        return True
+
+    def _expand(self, sim: Simulator) -> None:
+        """Expand the most scalable jobs into the idle nodes by the expand policy.
+
+        ``GetResources`` gives ``amount = min(max_nodes - n, free)``. **Handoff** expands by
+        it only if ``amount > n``; **Intensive** always, to the largest size it allows.
+        **Spare** (**Choice**) grants at most ``floor(spare_ratio * free)`` nodes, keeping the
+        rest spare for arriving jobs, and only if that exceeds ``spare_ratio * n``.
+        """
+        cfg = self.config
+        free = sim.pool.free
+        for job in self._candidates(sim, most_scalable_first=True):
+            idle = free[0]
+            if idle <= 0:
+                return
+            n = job.size
+            amount = min(job.spec.max_nodes - n, idle)
+            if cfg.policy == "handoff":
+                if amount <= n:
+                    continue
+            elif cfg.policy == "spare":
+                amount = min(amount, math.floor(cfg.spare_ratio * idle))
+                if amount <= cfg.spare_ratio * n:
+                    continue
+            size = largest_size(job.spec, n + amount)
+            if size <= n or not self.feasible(sim, job, size):
+                continue
+            sim.expand(job.id, size)
+            self._touched.add(job.id)
+            self.stats["expands"] += 1
+
+    # ---------------------------------------------------------------------------- backfill
+    def _backfill(self, sim: Simulator) -> bool:
+        """Step 3: EASY backfilling behind the head; whether anything started."""
+        head = sim.queue_head()
+        if head is None:
+            return False
+        now = sim.now
+        free = sim.pool.free[0]
+        ends = sorted((estimated_end(sim, j), j.size) for j in sim.running.values())
+        t_shadow, extra = shadow(now, free, smallest_size(head.spec), ends)
+        started = False
+        for job in list(sim.queue.values()):
+            if free <= 0:
+                break
+            if job is head:
+                continue
+            spec = job.spec
+            size = _start_size(spec, free)
+            if not size:
+                continue
+            if now + runtime_estimate(spec) / spec.rate(size) > t_shadow:
+                # It would still run at the shadow time: it may use only the extra nodes.
+                size = size if size <= extra else _start_size(spec, extra)
+                if not size:
+                    continue
+                extra -= size
+            sim.start(job.id, size)
+            free -= size
+            started = True
+            self.stats["backfills"] += 1
+        return started
+
+
+def _start_size(spec: JobSpec, free: int) -> int:
+    """Preferred size if free, else for an elastic job the largest that fits; 0 if none."""
+    if spec.nodes <= free:
+        return spec.nodes
+    if spec.kind in _ELASTIC:
+        return largest_size(spec, free)
+    return 0
