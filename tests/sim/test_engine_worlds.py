@@ -576,14 +576,10 @@ def test_stalled_with_ticks_after_two_idle_ticks(build):
     assert sim.now == 10.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: with ticks, an evolving job waiting for a grant is declared stalled "
-    "although its walltime kill is still pending",
-)
 def test_ticks_do_not_stall_before_a_pending_walltime_kill(build):
-    # Without ticks this job (waiting at its second step, never granted) is killed at its
-    # walltime, t = 100. Ticks must not change that: a kill is an event that will occur.
+    # Found by this suite, fixed in e58a149. Without ticks this job (waiting at its second
+    # step, never granted) is killed at its walltime, t = 100. Ticks must not change that: a
+    # kill is an event that will occur.
     spec = build.evolving(1, 0.0, [(10.0, 1), (10.0, 2)], walltime=100.0)
     for tick in (None, 5.0):
         sim = Simulator(Platform.single(2), [spec], SimConfig(tick=tick))
