@@ -208,7 +208,7 @@ def test_config_validation_and_presets() -> None:
         KoalaConfig(placement="close-to-files")
     for bad in ({"approach": "both"}, {"max_tries": 0}, {"keep_free": -1}):
         with pytest.raises((SpecError, ValueError)):
-            KoalaConfig(**bad)  # type: ignore[arg-type]
+            KoalaConfig(**bad)
     with pytest.raises(ValueError):
         KoalaConfig(policy="equipartition")
     for kwargs in KOALA_PRESETS.values():
