@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.koala_policies import Policy, accept_grow, grow, shrink, shrinkable
 from hpcgym.errors import SpecError
 from hpcgym.sim import Job, JobKind, JobState, Simulator
@@ -76,7 +77,7 @@ class KoalaConfig:
             raise SpecError(f"keep_free must be >= 0, got {self.keep_free}")
 
 
-class Koala:
+class Koala(BaseScheduler):
     """KOALA's Worst-Fit placement queue and malleability manager on the bare engine.
 
     Example:

@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.node_timeline import NodeTimeline
 from hpcgym.baselines.sd_mates import MatePool
 from hpcgym.baselines.sd_runtime import (
@@ -92,7 +93,7 @@ class SDPolicyConfig:
             raise SpecError(f"map_depth must be >= 1, got {self.map_depth}")
 
 
-class SDPolicy:
+class SDPolicy(BaseScheduler):
     """SD-Policy on the bare engine (single-cluster platforms).
 
     Example:
