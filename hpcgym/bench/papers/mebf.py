@@ -1,0 +1,203 @@
+"""Paper check: MEBF (malleable EASY backfilling) against EBF on malleable SDSC SP2 windows.
+
+Reproduces the qualitative results of the MEBF paper (``PAPERS.md`` section 4) on the
+``elastic/sdsc-sp2-mebf-v0`` set: windows of 1,000 and 5,000 consecutive SDSC SP2 jobs from a
+seeded start, arrivals as recorded ("normal") or compressed to 75% ("intensive"), MEBF
+malleability annotation (min pref/2, max 5 pref, ``PowerLaw(rho)`` speedups, redistribution
+costs). The engine does not kill at walltime: a shrunk job legitimately outlives its request.
+
+Experiments (each averaged over seeds, i.e. windows):
+
+- ``arrivals``: EBF vs Handoff, Spare, Intensive; 1K and 5K, normal and intensive, mixed rho.
+- ``scalability``: the same at low, medium and high scalability, intensive arrivals.
+- ``malleable``: 40, 60, 80 and 100% malleable jobs, 1K intensive, medium scalability.
+- ``variants``: basic, shrink+ and expand+ with each policy, 1K and 5K intensive.
+
+Metrics: mean turnaround (``mean_response``) and mean slowdown, taken per job as turnaround over
+the job's static execution time (its work at the preferred size) bounded below by 10 s
+(``mean_bounded_stretch``); improvements are ``(EBF - MEBF) / EBF``.
+
+    python -m hpcgym.bench.papers.mebf [--quick] [--workers 2] [--out results.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from hpcgym.baselines import make
+from hpcgym.sim import SimConfig, Simulator
+from hpcgym.workloads import load
+
+SET = "elastic/sdsc-sp2-mebf-v0"
+CONFIG = SimConfig(kill_on_walltime=False)
+POLICIES = ("handoff", "spare", "intensive")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One simulation: a workload of the set, a scheduler and its options."""
+
+    experiment: str
+    n_jobs: int
+    seed: int
+    intensive: bool
+    scalability: str
+    malleable: float
+    scheduler: str
+    variant: str = "basic"
+    policy: str = ""
+
+    @property
+    def label(self) -> str:
+        """``EBF`` or the MEBF policy (and variant when not basic)."""
+        if self.scheduler == "easy":
+            return "EBF"
+        name = self.policy.capitalize()
+        return name if self.variant == "basic" else f"{name} {self.variant}"
+
+
+def _schedulers(variants: Iterable[str] = ("basic",)) -> list[tuple[str, str, str]]:
+    out = [("easy", "basic", "")]
+    out += [("mebf", v, p) for v in variants for p in POLICIES]
+    return out
+
+
+def cases(seeds_1k: int, seeds_5k: int) -> list[Case]:
+    """Every simulation of the check."""
+    out: list[Case] = []
+
+    def add(exp: str, n: int, intensive: bool, scal: str, mall: float, scheds: list) -> None:
+        for seed in range(seeds_1k if n == 1000 else seeds_5k):
+            for sched, variant, policy in scheds:
+                out.append(Case(exp, n, seed, intensive, scal, mall, sched, variant, policy))
+
+    for n, intensive in itertools.product((1000, 5000), (False, True)):
+        add("arrivals", n, intensive, "mixed", 1.0, _schedulers())
+    for n, scal in itertools.product((1000, 5000), ("low", "medium", "high")):
+        add("scalability", n, True, scal, 1.0, _schedulers())
+    for mall in (0.4, 0.6, 0.8, 1.0):
+        add("malleable", 1000, True, "medium", mall, _schedulers())
+    for n, scal in itertools.product((1000, 5000), ("low", "medium", "high")):
+        add("variants", n, True, scal, 1.0, _schedulers(("basic", "shrink+", "expand+")))
+    return out
+
+
+def simulate(case: Case) -> dict[str, Any]:
+    """Run one case; its parameters and metrics as a flat record."""
+    w = load(
+        SET,
+        seed=case.seed,
+        n_jobs=case.n_jobs,
+        malleable=case.malleable,
+        scalability=case.scalability,
+        intensive=case.intensive,
+    )
+    sim = Simulator(w.platform, w.jobs, CONFIG)
+    kwargs = {} if case.scheduler == "easy" else {"variant": case.variant, "policy": case.policy}
+    sched = make(case.scheduler, **kwargs)
+    t0 = time.perf_counter()
+    sched.run(sim)
+    s = sim.result().summary
+    rec: dict[str, Any] = {**case.__dict__, "label": case.label}
+    rec.update(
+        turnaround=s["mean_response"],
+        slowdown=s["mean_bounded_stretch"],
+        bsld=s["mean_bsld"],
+        utilization=s["utilization"],
+        reconfigurations=s["reconfigurations"],
+        seconds=time.perf_counter() - t0,
+    )
+    for key, value in getattr(sched, "stats", {}).items():
+        rec[key] = value
+    return rec
+
+
+def improvement_table(df: pd.DataFrame, by: list[str], metric: str) -> pd.DataFrame:
+    """Mean ``metric`` of EBF and % improvement of every MEBF label, per group of ``by``."""
+    mean = df.groupby([*by, "label"])[metric].mean().unstack("label")
+    ebf = mean.pop("EBF")
+    table = mean.rsub(ebf, axis=0).div(ebf, axis=0).mul(100).round(1)
+    table.insert(0, f"EBF {metric}", ebf.round(0 if metric == "turnaround" else 1))
+    return table
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """``table`` (with its index) as a Markdown table; no optional dependency needed."""
+    flat = table.reset_index()
+    head = [str(c) for c in flat.columns]
+
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:,.1f}" if abs(v) < 1000 else f"{v:,.0f}"
+        return str(v)
+
+    rows = [[cell(v) for v in row] for row in flat.itertuples(index=False)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def report(df: pd.DataFrame) -> str:
+    """The check's tables in Markdown."""
+    parts = []
+    specs = [
+        ("arrivals", ["n_jobs", "intensive"], ("turnaround", "slowdown")),
+        ("scalability", ["n_jobs", "scalability"], ("turnaround", "slowdown")),
+        ("malleable", ["malleable"], ("turnaround", "slowdown")),
+        ("variants", ["n_jobs", "scalability"], ("slowdown",)),
+    ]
+    for exp, by, metrics in specs:
+        sub = df[df["experiment"] == exp]
+        seeds = sub.groupby("n_jobs")["seed"].nunique().to_dict()
+        for metric in metrics:
+            table = improvement_table(sub, by, metric)
+            parts.append(f"### {exp}: {metric} (% better than EBF; seeds per size {seeds})\n")
+            parts.append(markdown(table) + "\n")
+    counts = df[df["scheduler"] == "mebf"].groupby("label")[
+        ["starts", "backfills", "shrinks", "expands"]
+    ]
+    parts.append("### events per run (mean over every MEBF run)\n")
+    parts.append(markdown(counts.mean().round(0)) + "\n")
+    return "\n".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the check and print (or write) its tables."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds-1k", type=int, default=5, help="1,000-job windows per setting")
+    ap.add_argument("--seeds-5k", type=int, default=2, help="5,000-job windows per setting")
+    ap.add_argument("--quick", action="store_true", help="1 window per setting")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--out", default=None, help="write the Markdown tables here")
+    ap.add_argument("--csv", default=None, help="write every run's record here")
+    ap.add_argument("--from-csv", default=None, help="only tabulate records written by --csv")
+    args = ap.parse_args(argv)
+    if args.from_csv:
+        df = pd.read_csv(args.from_csv, keep_default_na=False)
+        text = report(df)
+    else:
+        todo = cases(1, 1) if args.quick else cases(args.seeds_1k, args.seeds_5k)
+        t0 = time.perf_counter()
+        with ProcessPoolExecutor(args.workers) as pool:
+            df = pd.DataFrame(pool.map(simulate, todo, chunksize=4))
+        if args.csv:
+            df.to_csv(args.csv, index=False)
+        text = report(df)
+        text += f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
