@@ -130,6 +130,16 @@ def pack(sim: Simulator, job: Job, size: int, cluster: int | None = None) -> lis
     return None
 
 
+def spread(sim: Simulator, job: Job, size: int) -> dict[str, Any]:
+    """Nodes and a common share that fit ``size`` tasks on the empty largest cluster."""
+    k = max(range(len(sim.platform.clusters)), key=lambda c: sim.platform.clusters[c].nodes)
+    span = cluster_ranges(sim)[k]
+    per_node = -(-size // len(span))
+    assert per_node * job.spec.mem <= 1.0 + 1e-9, job
+    nodes = [span[i % len(span)] for i in range(size)]
+    return {"nodes": nodes, "cpu": min(job.spec.cpu_need, 1.0 / per_node)}
+
+
 def smallest_size(spec: JobSpec) -> int:
     if spec.kind in (JobKind.RIGID, JobKind.EVOLVING):
         return spec.nodes
@@ -401,8 +411,12 @@ class Episode:
             job = sim.jobs[next(iter(sim.suspended))]
             size = self.saved[job.id]
             nodes = pack(sim, job, max(size, job.request))
-            assert nodes is not None, f"suspended {job} does not fit an empty platform"
-            sim.resume(job.id, nodes=nodes[:size])
+            if nodes is not None:
+                sim.resume(job.id, nodes=nodes[:size])
+            else:
+                # It was resized while co-scheduled at a smaller share (legal), so it only
+                # fits again at a smaller share: spread it evenly over the largest cluster.
+                sim.resume(job.id, **spread(sim, job, size))
             self.observe()
             self.grant_or_suspend()
             return

@@ -587,3 +587,103 @@ def test_ticks_do_not_stall_before_a_pending_walltime_kill(build):
             if sim.queue:
                 sim.start(1)
         assert (sim.jobs[1].state, sim.jobs[1].end_time) == (JobState.KILLED, 100.0), tick
+
+
+# ----------------------------------------------------------------------------- more corners
+def test_evolving_step_is_wall_time_at_full_cpu(build, drive_sim):
+    # J1 evolving, one 10 s step on 1 node, starts on node 0 at share 0.5 next to J2 (rigid,
+    # 5 s, share 0.5): both at rate 1/2. J2 ends at 10; J1 has done 5 of its 10 s and gets
+    # share 1 back: ends at 15.
+    jobs = [build.evolving(1, 0.0, [(10.0, 1)]), build.rigid(2, 0.0, 5.0, 1)]
+    sim = Simulator(Platform.single(1), jobs)
+
+    def at0(s: Simulator) -> None:
+        s.start(1, nodes=[0], cpu=0.5)
+        s.start(2, nodes=[0], cpu=0.5)
+        assert (s.jobs[1].rate, s.jobs[1].yield_) == (0.5, 0.5)
+
+    drive_sim(sim, {0.0: at0, 10.0: lambda s: s.set_shares(1, 1.0)})
+    assert times(sim) == {1: (0.0, 15.0), 2: (0.0, 10.0)}
+
+
+def test_estimated_end_through_a_reconfiguration(build):
+    # The FixedCost(5) malleable world: just after the shrink at 10 the job is reconfiguring
+    # until 15, with 90 left at the 1-node rate 1/2: estimated end 15 + 180 = 195. After the
+    # expansion at 30: 35 + 82.5 / 2 = 76.25, which is when it does end.
+    jobs = [
+        build.malleable(1, 0.0, 100.0, 2, 1, 4, reconfig=FixedCost(5.0)),
+        build.rigid(2, 10.0, 20.0, 3),
+    ]
+    sim = Simulator(Platform.single(4), jobs)
+    seen = []
+    while sim.advance():
+        if sim.now == 0.0:
+            sim.start(1)
+            seen.append(sim.estimated_end(sim.jobs[1]))
+        elif sim.now == 10.0:
+            sim.shrink(1, 1)
+            sim.start(2)
+            seen.append(sim.estimated_end(sim.jobs[1]))
+        elif sim.now == 30.0:
+            sim.expand(1, 4)
+            seen.append(sim.estimated_end(sim.jobs[1]))
+    assert seen == [100.0, 195.0, 76.25]
+    assert sim.jobs[1].end_time == 76.25
+
+
+def test_same_submit_time_keeps_input_order(build):
+    # Jobs 5 and 3 are both submitted at 0, in that order in the input: the queue, its head
+    # and the events follow the input order, not the ids.
+    sim = Simulator(Platform.single(1), [build.rigid(5, 0.0, 1.0, 1), build.rigid(3, 0.0, 1.0, 1)])
+    assert sim.advance()
+    assert [(k, j.id) for k, j in sim.happened] == [(SUB, 5), (SUB, 3)]
+    assert list(sim.queue) == [5, 3]
+    assert sim.queue_head().id == 5
+
+
+def test_suspend_during_a_reconfiguration(build, drive_sim):
+    # J1 malleable (100 s at 2 nodes, FixedCost(10)) shrinks to 1 at 0 and is suspended at
+    # once: the resize is abandoned, nothing is held. Resumed at 5 (J2's submission) on 1
+    # node: restart 5..15 (waste 1 x 10), then 100 at rate 1/2 -> ends 215.
+    jobs = [
+        build.malleable(1, 0.0, 100.0, 2, 1, 2, reconfig=FixedCost(10.0)),
+        build.rigid(2, 5.0, 1.0, 1),
+    ]
+    sim = Simulator(Platform.single(2), jobs)
+
+    def at0(s: Simulator) -> None:
+        s.start(1)
+        s.shrink(1, 1)
+        s.suspend(1)
+        assert s.free_nodes() == 2 and math.isnan(s.jobs[1].busy_until)
+
+    def at5(s: Simulator) -> None:
+        s.resume(1)
+        s.start(2)
+
+    log = drive_sim(sim, {0.0: at0, 5.0: at5})
+    assert [t for t, _ in log] == [0.0, 5.0, 6.0, 15.0, 215.0]
+    j1 = sim.jobs[1]
+    assert (j1.end_time, j1.waste, j1.preemptions, j1.reconfigurations) == (215.0, 10.0, 1, 1)
+
+
+def test_walltime_kill_during_a_migration(build, drive_sim):
+    # J1 (20 s, walltime 12, FixedCost(5)) migrates at 10 with 10 s of work left; it is still
+    # reconfiguring at 12 when its walltime is reached: killed with 10 left, held 12 s. J2
+    # runs 10..11 on node 0.
+    jobs = [
+        build.rigid(1, 0.0, 20.0, 1, walltime=12.0, reconfig=FixedCost(5.0)),
+        build.rigid(2, 10.0, 1.0, 1),
+    ]
+    sim = Simulator(Platform.single(2), jobs)
+
+    def at10(s: Simulator) -> None:
+        s.migrate(1, [1])
+        s.start(2)  # on the node J1 just left
+
+    drive_sim(sim, {0.0: lambda s: s.start(1), 10.0: at10})
+    j1 = sim.jobs[1]
+    assert (j1.state, j1.end_time, j1.held_time) == (JobState.KILLED, 12.0, 12.0)
+    assert sim.remaining_work(j1) == 10.0
+    assert j1.waste == 2.0  # 1 node x the 2 s of migration before the kill
+    assert times(sim)[2] == (10.0, 11.0)
