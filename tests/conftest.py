@@ -87,7 +87,8 @@ class Fcfs:
             if job.request and sim.free_nodes(job.cluster) >= job.request - job.size:
                 sim.grant(job.id)
         while (head := sim.queue_head()) is not None:
-            if sim.free_nodes() < head.spec.nodes:
+            clusters = range(len(sim.platform.clusters))
+            if max(sim.free_nodes(k) for k in clusters) < head.spec.nodes:
                 break
             sim.start(head.id)
             self.placed[head.id] = (sim.now, tuple(int(n) for n in head.nodes))

@@ -687,3 +687,25 @@ def test_walltime_kill_during_a_migration(build, drive_sim):
     assert sim.remaining_work(j1) == 10.0
     assert j1.waste == 2.0  # 1 node x the 2 s of migration before the kill
     assert times(sim)[2] == (10.0, 11.0)
+
+
+def test_automatic_placement_takes_the_first_cluster_with_room(build, fcfs):
+    # Clusters of 2 (ids 0-1) and 3 (ids 2-4). J1 (3 nodes) does not fit cluster 0: it gets
+    # [2, 3, 4]. J2 (2 nodes) gets [0, 1]. J3 (1 node, submitted at 1) waits for J2's end at 5
+    # and takes node 0, although J1 would free cluster 1 only at 10.
+    jobs = [
+        build.rigid(1, 0.0, 10.0, 3),
+        build.rigid(2, 0.0, 5.0, 2),
+        build.rigid(3, 1.0, 1.0, 1),
+    ]
+    sim, sched = fcfs(Platform.multi([2, 3]), jobs)
+    assert sched.placed == {1: (0.0, (2, 3, 4)), 2: (0.0, (0, 1)), 3: (5.0, (0,))}
+    assert [sim.jobs[j].end_time for j in (1, 2, 3)] == [10.0, 5.0, 6.0]
+
+
+def test_empty_workload(build):
+    sim = Simulator(Platform.single(2), [])
+    assert not sim.advance() and sim.done
+    res = sim.result()
+    assert len(res.jobs) == 0
+    assert (res.summary["jobs"], res.summary["makespan"], res.summary["energy"]) == (0, 0, 0)
