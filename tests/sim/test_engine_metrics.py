@@ -196,3 +196,15 @@ def test_zero_work_job_gives_no_numpy_warning(build, fcfs):
         warnings.simplefilter("error")
         table = sim.result().jobs.set_index("id")
     assert table.loc[2, "bounded_stretch"] == 1.0
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine bug (or doc bug): metrics' docstring says rejected jobs have NaN times, "
+    "but their row has end = rejection time and response = 0",
+)
+def test_rejected_row_has_no_times(build, fcfs):
+    sim, _ = fcfs(Platform.single(1), [build.rigid(1, 0.0, 1.0, 1), build.rigid(2, 3.0, 1.0, 2)])
+    row = sim.result().jobs.set_index("id").loc[2]
+    assert row["state"] == "rejected"
+    assert all(math.isnan(row[c]) for c in ("start", "end", "wait", "response", "run"))

@@ -236,6 +236,9 @@ def test_two_jobs_share_a_node_at_half_each(build, drive_sim):
     drive_sim(sim, {0.0: at0})
     assert seen == {"cpu": [1.0, 0.0], "free": 1, "rates": (0.5, 0.5)}
     assert times(sim) == {1: (0.0, 20.0), 2: (0.0, 20.0)}
+    # Held 20 s at yield 1/2: virtual time (integral of the yield) 10 s; no waste.
+    j1 = sim.jobs[1]
+    assert (j1.held_time, j1.virtual_time, j1.waste) == (20.0, 10.0, 0.0)
 
 
 def test_set_shares_cuts_and_restores_rates(build, drive_sim):
