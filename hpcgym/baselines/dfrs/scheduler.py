@@ -1,0 +1,219 @@
+"""The DFRS schedulers (paper, section 4): one engine scheduler for all Table 1 combinations.
+
+At each decision point the scheduler builds a target mapping from the engine's current one,
+in this order: on completions, the completion action; for each submitted job in submission
+order, the submission action; at a periodic tick, the periodic action. It then computes the
+yields of the mapped jobs (``opt``) and issues the commands (``apply.apply_target``). The
+engine charges the jobs' reconfiguration model on every resume and migration: with
+``FixedCost(300)`` that is the paper's rescheduling penalty, of which the scheduler knows
+nothing.
+
+Choices where the paper leaves room:
+- Submission actions treat a job with a running job's priority like any other: GreedyP and
+  GreedyPM pause only running jobs of *lower* priority than the new job (a job submitted at the
+  same instant earlier, still at virtual time 0, outranks it).
+- Jobs in their rescheduling penalty (``RECONFIGURING``) keep their nodes under MCB8, like the
+  young jobs of ``minft``/``minvt`` (the engine cannot migrate them; they may still be paused).
+  GreedyPM pauses them instead of moving them.
+- Yields are recomputed at every submission, completion and tick, also when no task moves.
+"""
+
+from __future__ import annotations
+
+import math
+
+from hpcgym.baselines.base import BaseScheduler
+from hpcgym.baselines.dfrs.allocation import maxmin_yields, yields
+from hpcgym.baselines.dfrs.apply import ApplyStats, apply_target, same_nodes
+from hpcgym.baselines.dfrs.config import DFRSConfig, parse_name
+from hpcgym.baselines.dfrs.mcb8 import PackJob, mcb8, mcb8_stretch
+from hpcgym.baselines.dfrs.placement import Placement, fits_memory, greedy_nodes
+from hpcgym.baselines.dfrs.priority import by_priority
+from hpcgym.baselines.dfrs.relabel import relabel
+from hpcgym.baselines.dfrs.stretch import stretch_yields
+from hpcgym.errors import SpecError
+from hpcgym.sim import EventType, Job, JobState, Simulator
+
+_SUBMITTED = EventType.SUBMITTED
+_COMPLETED = EventType.COMPLETED
+_KILLED = EventType.KILLED
+_TICK = EventType.TICK
+_RUNNING = JobState.RUNNING
+
+
+class DFRSScheduler(BaseScheduler):
+    """A DFRS algorithm of the paper's Table 1 with its allocation and remapping limits."""
+
+    name = "dfrs"
+
+    def __init__(self, config: DFRSConfig | str | None = None) -> None:
+        if config is None:
+            config = DFRSConfig()
+        elif isinstance(config, str):
+            config = parse_name(config)
+        self.config = config
+        self.stats = ApplyStats()
+
+    def __repr__(self) -> str:
+        return f"DFRSScheduler({self.config.name!r})"
+
+    def reset(self) -> None:
+        """Forget the previous episode's counters."""
+        self.stats = ApplyStats()
+
+    # ----------------------------------------------------------------------------- driving
+    def schedule(self, sim: Simulator) -> None:
+        """Map, allocate and issue commands for what happened since the last decision point."""
+        cfg = self.config
+        submitted: list[Job] = []
+        completed = tick = False
+        for event, job in sim.happened:
+            if event is _SUBMITTED and job is not None:
+                submitted.append(job)
+            elif event is _COMPLETED or event is _KILLED:
+                completed = True
+            elif event is _TICK:
+                tick = True
+        if not (submitted or completed or tick):
+            return
+        if len(sim.platform.clusters) != 1:
+            raise SpecError("DFRS schedules a single cluster of identical nodes")
+        if tick and cfg.periodic != "none" and sim.config.tick != cfg.period:
+            raise SpecError(
+                f"{cfg.name} needs SimConfig(tick={cfg.period:g}), got tick={sim.config.tick}"
+            )
+        target = Placement(sim.platform.total_nodes)
+        for job in sim.running.values():
+            target.add(job.spec, job.nodes)
+        alloc = None
+        if completed:
+            if cfg.completion == "greedy":
+                self._greedy_waiting(sim, target)
+            elif cfg.completion == "mcb8":
+                target = self._mcb8(sim)
+        if submitted:
+            if cfg.submit == "mcb8":
+                target = self._mcb8(sim)
+            elif cfg.submit != "none":
+                for job in submitted:
+                    self._admit(sim, target, job)
+        if tick and cfg.periodic == "mcb8":
+            target = self._mcb8(sim)
+        elif tick and cfg.periodic == "mcb8-stretch":
+            target, alloc = self._mcb8_stretch(sim)
+        if alloc is None:
+            alloc = yields(target, cfg.opt)
+        apply_target(sim, target, alloc, self.stats)
+
+    # ----------------------------------------------------------------------------- greedy
+    def _greedy_waiting(self, sim: Simulator, target: Placement) -> None:
+        """Greedy for every waiting job (queued or paused), highest priority first."""
+        waiting = [*sim.queue.values(), *sim.suspended.values()]
+        for job in by_priority(sim, waiting):
+            nodes = greedy_nodes(target, job.spec)
+            if nodes is not None:
+                target.add(job.spec, nodes)
+
+    def _admit(self, sim: Simulator, target: Placement, job: Job) -> None:
+        """The submission action for ``job``: Greedy, GreedyP or GreedyPM."""
+        spec = job.spec
+        if spec.id in target or job.state is not JobState.QUEUED:
+            return  # already placed by the completion action at this instant
+        nodes = greedy_nodes(target, spec)
+        if nodes is not None:
+            target.add(spec, nodes)
+            return
+        if self.config.submit == "greedy":
+            return
+        # GreedyP: mark running jobs of lower priority, lowest first, until the job fits.
+        mapped = [sim.jobs[jid] for jid in target.nodes]
+        ranked = by_priority(sim, [*mapped, job])
+        lower = ranked[ranked.index(job) + 1 :]
+        trial = target.copy()
+        marked: list[Job] = []
+        for other in reversed(lower):
+            trial.remove(other.id)
+            marked.append(other)
+            if fits_memory(trial, spec):
+                break
+        else:
+            return
+        # Then unmark, highest priority first, every job that can stay with the job still fitting.
+        paused: list[Job] = []
+        for other in reversed(marked):
+            trial.add(other.spec, target.nodes[other.id])
+            if not fits_memory(trial, spec):
+                trial.remove(other.id)
+                paused.append(other)
+        nodes = greedy_nodes(trial, spec)
+        assert nodes is not None
+        trial.add(spec, nodes)
+        if self.config.submit == "greedypm":
+            for other in paused:
+                if other.state is not _RUNNING:
+                    continue
+                moved = greedy_nodes(trial, other.spec)
+                if moved is not None:
+                    trial.add(other.spec, moved)
+        target.load, target.mem = trial.load, trial.mem
+        target.nodes, target.specs = trial.nodes, trial.specs
+
+    # ----------------------------------------------------------------------------- MCB8
+    def _pack_jobs(self, sim: Simulator) -> tuple[list[Job], list[PackJob]]:
+        """Every active job in priority order, pinned where its mapping must be kept."""
+        cfg = self.config
+        now = sim.now
+        active = by_priority(
+            sim, [*sim.running.values(), *sim.suspended.values(), *sim.queue.values()]
+        )
+        packs = []
+        for job in active:
+            spec = job.spec
+            pinned = None
+            if job.size:
+                young = (cfg.minft is not None and now - spec.submit < cfg.minft) or (
+                    cfg.minvt is not None and sim.virtual_time(job) < cfg.minvt
+                )
+                if young or job.state is not _RUNNING:
+                    pinned = tuple(int(n) for n in job.nodes)
+            packs.append(
+                PackJob(spec.id, spec.nodes, spec.cpu_need, spec.mem, pinned, order=spec.id)
+            )
+        return active, packs
+
+    def _placement(
+        self, sim: Simulator, mapping: dict[int, list[int]], packs: list[PackJob]
+    ) -> Placement:
+        """The target of a fresh packing, bins renamed to spare migrations (``relabel``)."""
+        current = {jid: job.nodes for jid, job in sim.running.items()}
+        pinned = {p.id for p in packs if p.pinned is not None}
+        named = relabel(mapping, current, pinned, sim.platform.total_nodes)
+        target = Placement(sim.platform.total_nodes)
+        for jid, nodes in named.items():
+            job = sim.jobs[jid]
+            target.add(job.spec, job.nodes if same_nodes(job.nodes, nodes) else nodes)
+        return target
+
+    def _mcb8(self, sim: Simulator) -> Placement:
+        _, packs = self._pack_jobs(sim)
+        mapping, _ = mcb8(packs, sim.platform.total_nodes)
+        return self._placement(sim, mapping, packs)
+
+    def _mcb8_stretch(self, sim: Simulator) -> tuple[Placement, dict[int, float]]:
+        active, packs = self._pack_jobs(sim)
+        now = sim.now
+        flow = {j.id: now - j.spec.submit for j in active}
+        virtual = {j.id: sim.virtual_time(j) for j in active}
+        period = self.config.period
+        mapping, _ = mcb8_stretch(packs, flow, virtual, period, sim.platform.total_nodes)
+        target = self._placement(sim, mapping, packs)
+        if not target.nodes:
+            return target, {}
+        return target, stretch_yields(target, flow, virtual, period, maxmin_yields(target))
+
+
+def scheduler_from_name(name: str, period: float = math.nan) -> DFRSScheduler:
+    """A ``DFRSScheduler`` from a paper-style name (default period: 600 s)."""
+    if math.isnan(period):
+        return DFRSScheduler(parse_name(name))
+    return DFRSScheduler(parse_name(name, period))
