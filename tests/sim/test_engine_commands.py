@@ -285,3 +285,21 @@ def test_snapshot_sees_an_accepted_command(build, state):
     after = state.snapshot(sim2)
     assert not state.same(before["jobs"], after["jobs"])
     assert not state.same(before["heap"], after["heap"])
+
+
+def test_scheduler_views_are_read_only(build):
+    # Schedulers read the state through views; writing through them must fail, not corrupt.
+    sim = refusal_world(build)
+    with pytest.raises(ValueError):
+        sim.node_cpu_used[3] = 1.0
+    with pytest.raises(ValueError):
+        sim.node_mem_used[3] = 1.0
+    with pytest.raises(ValueError):
+        sim.jobs[12].nodes[0] = 3
+    with pytest.raises(ValueError):
+        sim.jobs[12].cpu[0] = 0.5
+    with pytest.raises(TypeError):
+        sim.queue[99] = sim.jobs[14]  # type: ignore[index]
+    with pytest.raises(TypeError):
+        del sim.running[12]  # type: ignore[attr-defined]
+    assert sim.node_cpu_used.tolist() == [0.75, 1.0, 1.0, 0.0, 1.0, 1.0]

@@ -185,6 +185,12 @@ class Checker:
         self.t = sim.now
         self.done = dict.fromkeys(sim.jobs, 0.0)
         self.rate = dict.fromkeys(sim.jobs, 0.0)
+        # Integrals of held time, of CPU held without progress (waste) and of the yield.
+        self.held = dict.fromkeys(sim.jobs, 0.0)
+        self.waste = dict.fromkeys(sim.jobs, 0.0)
+        self.virtual = dict.fromkeys(sim.jobs, 0.0)
+        self.alloc: dict[int, tuple[float, float]] = dict.fromkeys(sim.jobs, (0.0, 0.0))
+        """Per job: CPU held and yield, as of the last observation."""
         self.observe()
 
     def observe(self) -> None:
@@ -193,12 +199,31 @@ class Checker:
         assert dt >= 0, "time went backwards"
         for jid in self.done:
             self.done[jid] += self.rate[jid] * dt
+            cpu, y = self.alloc[jid]
+            if cpu > 0:
+                self.held[jid] += dt
+                if self.rate[jid] > 0:
+                    self.virtual[jid] += y * dt
+                else:
+                    self.waste[jid] += cpu * dt
         self.t = sim.now
         self.state.check(sim)
         pending = 0
         for jid, job in sim.jobs.items():
             spec = job.spec
             self.rate[jid] = model_rate(job)
+            cpu = float(job.cpu.sum())
+            y = min(1.0, float(job.cpu.min()) / spec.cpu_need) if job.size else 0.0
+            self.alloc[jid] = (cpu, y)
+            if s_ended := job.state in ENDED:
+                # Ended jobs are fully settled: their accounts must match the integrals.
+                for name, mine, theirs in (
+                    ("held", self.held[jid], job.held_time),
+                    ("waste", self.waste[jid], job.waste),
+                    ("virtual", self.virtual[jid], job.virtual_time),
+                ):
+                    assert abs(mine - theirs) <= 1e-6 * max(1.0, mine), (job, name, mine, theirs)
+            assert s_ended or job.held_time <= self.held[jid] + 1e-6, job
             want = self.rate[jid]
             assert abs(job.rate - want) <= 1e-12 * max(1.0, want), (job, job.rate, want)
             s = job.state
