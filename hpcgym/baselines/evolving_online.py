@@ -1,0 +1,225 @@
+"""Online list scheduling of evolving applications, executed through engine commands.
+
+``EvolvingListScheduler`` keeps a plan (``AppPlan``) for every application in the system and
+executes it: ``start`` at a planned start, ``grant`` at a planned step start. It re-plans at
+every submission and request (and whenever the engine's state has left the plan):
+
+- **Started applications keep their plans** (they were feasible beside everything planned
+  before them; the engine runs them exactly as planned). Their allocations, summed, are the
+  base resource EP.
+- **Queued applications are re-placed** by Algorithm 1, in submission order, over that base,
+  no earlier than now (``hpcgym.baselines.evolving.list_schedule``).
+
+**Why this reproduces the offline plan.** The base fit returns the component-wise earliest
+feasible schedule (compacting the latest one with the same end). A queued application's old plan
+stays feasible when it is re-placed (the applications before it kept theirs, the ones started
+since were placed beside it), and the resource EP it sees only grew, so the earliest (latest)
+schedule is unchanged. With every application submitted at 0, the engine run is the offline plan
+step for step (tested).
+
+**Wake-ups.** Planned times need not be engine events (a first step is delayed so that it ends
+when the second can start; a grant may wait for an expand limit). The engine has no timer, so
+``WakeupSimulator`` adds ``wake_at(t)`` (a one-shot decision point). On a plain ``Simulator`` the
+scheduler acts at the next decision point instead and re-fits the late applications from now
+(their running step pinned): valid, but no longer the offline plan.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from hpcgym.baselines.base import BaseScheduler
+from hpcgym.baselines.evolution_profile import EvolutionProfile
+from hpcgym.baselines.evolving import (
+    VARIANTS,
+    AppPlan,
+    list_schedule,
+    requested_ep,
+    variant,
+)
+from hpcgym.baselines.evolving_fit import earliest_starts, step_limits
+from hpcgym.errors import SpecError
+from hpcgym.sim import EventType, Job, Simulator
+from hpcgym.sim.events import TICK as _TICK_PRIO
+
+_REPLAN = frozenset({EventType.SUBMITTED, EventType.REQUESTED})
+
+
+def _eps(t: float) -> float:
+    return 1e-6 * max(1.0, abs(t))
+
+
+class WakeupSimulator(Simulator):
+    """A ``Simulator`` with one-shot wake-ups (``wake_at``), reported as ``TICK``.
+
+    A workaround until the engine offers timers: it reuses the engine's tick event.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._wakes: set[float] = set()
+
+    def wake_at(self, t: float) -> None:
+        """Make ``advance`` stop at time ``t`` (later than now), once."""
+        if t > self._now and t not in self._wakes:
+            self._wakes.add(t)
+            self._push(t, _TICK_PRIO, None, 0)
+
+    def _tick(self, tick_only: bool) -> None:
+        if self._now in self._wakes:
+            self._wakes.discard(self._now)
+            if not self.done:
+                self.happened.append((EventType.TICK, None))
+            return
+        super()._tick(tick_only)
+
+
+class EvolvingListScheduler(BaseScheduler):
+    """Klein and Perez's list scheduling of evolving applications, online (module doc).
+
+    Args:
+        variant_name: ``rigid``, ``noX``, ``2X``, ``2X+c``, ``infX`` or ``infX+c``.
+
+    Attributes:
+        plans: The current plan of every application seen, by job id.
+        scheduling_time: Wall-clock seconds spent in ``schedule`` this episode.
+        replans: Re-plans this episode.
+    """
+
+    name = "evolving"
+
+    def __init__(self, variant_name: str = "noX") -> None:
+        self.variant = variant(variant_name)
+        self.plans: dict[int, AppPlan] = {}
+        self._reqs: dict[int, EvolutionProfile] = {}
+        self.scheduling_time = 0.0
+        self.replans = 0
+
+    def __repr__(self) -> str:
+        return f"EvolvingListScheduler({self.variant.name!r})"
+
+    def reset(self) -> None:
+        """Forget the previous episode."""
+        self.plans = {}
+        self._reqs = {}
+        self.scheduling_time = 0.0
+        self.replans = 0
+
+    def schedule(self, sim: Simulator) -> None:
+        """Re-plan if needed, then start and grant what the plan says is due now."""
+        tic = time.perf_counter()
+        if len(sim.platform.clusters) != 1:
+            raise SpecError(f"{self!r} schedules one cluster; this platform has several")
+        wake = getattr(sim, "wake_at", None)
+        if any(kind in _REPLAN for kind, _ in sim.happened) or self._left_plan(sim, wake):
+            self._replan(sim)
+        self._act(sim)
+        if wake is not None:
+            nxt = self._next_action(sim)
+            if nxt < math.inf:
+                wake(nxt)
+        self.scheduling_time += time.perf_counter() - tic
+
+    # ------------------------------------------------------------------------------ planning
+    def _req(self, job: Job) -> EvolutionProfile:
+        req = self._reqs.get(job.id)
+        if req is None:
+            req = self._reqs[job.id] = requested_ep(job.spec)
+        return req
+
+    def _left_plan(self, sim: Simulator, wake: Callable[[float], None] | None) -> bool:
+        now = sim.now
+        late = now - _eps(now)
+        for job in sim.queue.values():
+            plan = self.plans.get(job.id)
+            if plan is None or plan.start < late:
+                return True
+        if wake is None and sim.queue and not sim.running:
+            return True
+        return any(self._off_plan(sim, job) for job in sim.running.values())
+
+    def _off_plan(self, sim: Simulator, job: Job) -> bool:
+        plan = self.plans.get(job.id)
+        if plan is None:
+            return True
+        k = job.step
+        if job.request:
+            return plan.step_starts[k] < sim.now - _eps(sim.now)
+        body_end = plan.step_starts[k] + float(plan.requested.durations[k])
+        return abs(sim.estimated_end(job) - body_end) > _eps(body_end)
+
+    def _replan(self, sim: Simulator) -> None:
+        self.replans += 1
+        nnodes = sim.platform.total_nodes
+        now = sim.now
+        base = EvolutionProfile()
+        late = []
+        for job in sim.running.values():
+            if self._off_plan(sim, job):
+                late.append(job)
+            else:
+                base = base + self.plans[job.id].allocated
+        for job in late:
+            plan = self._refit(sim, job, base, nnodes)
+            self.plans[job.id] = plan
+            base = base + plan.allocated
+        apps = [(j.id, j.spec.submit, self._req(j)) for j in sim.queue.values()]
+        plans, _ = list_schedule(apps, nnodes, self.variant, base=base, t0=now)
+        for plan in plans:
+            self.plans[plan.id] = plan
+
+    def _refit(self, sim: Simulator, job: Job, base: EvolutionProfile, nnodes: int) -> AppPlan:
+        """Re-place the rest of a running application that left its plan; its step is pinned."""
+        req = self._req(job)
+        dur, nodes = req.durations.tolist(), req.nodes.tolist()
+        limit = math.inf if self.variant.rigid else self.variant.limit
+        limits = step_limits(req, limit)
+        k = job.step
+        if job.request:  # holds step k - 1's nodes, waits for step k
+            first, pin = k - 1, sim.now - dur[k - 1]
+        else:
+            first, pin = k, sim.estimated_end(job) - dur[k]
+        tail = earliest_starts(
+            dur[first:], nodes[first:], limits[first:], base, nnodes, pin, pinned=True
+        )
+        old = self.plans.get(job.id)
+        head = [min(t, pin) for t in (old.step_starts[:first] if old else [pin] * first)]
+        starts = [*head, *tail]
+        end = starts[-1] + dur[-1]
+        bounds = [*starts, end]
+        lengths = [bounds[j + 1] - bounds[j] for j in range(len(starts))]
+        sched = EvolutionProfile(lengths, nodes)
+        return AppPlan(job.id, job.spec.submit, req, starts[0], sched, tuple(starts))
+
+    # ------------------------------------------------------------------------------ executing
+    def _act(self, sim: Simulator) -> None:
+        now = sim.now
+        due = now + _eps(now)
+        for job in list(sim.running.values()):
+            if (
+                job.request
+                and self.plans[job.id].step_starts[job.step] <= due
+                and sim.free_nodes() >= job.request - job.size
+            ):
+                sim.grant(job.id)
+        for job in list(sim.queue.values()):
+            plan = self.plans.get(job.id)
+            if plan is not None and plan.start <= due and sim.free_nodes() >= job.spec.nodes:
+                sim.start(job.id)
+
+    def _next_action(self, sim: Simulator) -> float:
+        now = sim.now
+        after = now + _eps(now)
+        times = [self.plans[j.id].start for j in sim.queue.values() if j.id in self.plans]
+        for job in sim.running.values():
+            times.extend(self.plans[job.id].step_starts[job.step :])
+        return min((t for t in times if t > after), default=math.inf)
+
+
+def evolving_factories() -> dict[str, Callable[[], EvolvingListScheduler]]:
+    """Registry entries: ``evolving-<variant>`` for the six variants."""
+    return {f"evolving-{name}": partial(EvolvingListScheduler, name) for name in VARIANTS}
