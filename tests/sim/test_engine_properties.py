@@ -8,7 +8,10 @@ when nothing holds resources) makes sure that something can always happen, so ev
 ends. After every command and every ``advance`` the test checks capacity, idle counts,
 that the jobs' allocations add up to the node arrays, job bookkeeping, walltimes, and that
 progress integrates to the work: the test keeps its own integral of the rate it computes from
-each job's observable allocation, and compares it with the engine's remaining work.
+each job's observable allocation, and compares it with the engine's remaining work (and, for
+ended jobs, its own integrals of held time, waste and yield with the engine's accounts).
+Refused commands must leave the whole state as it was; the same seed must give the same
+episode.
 """
 
 from __future__ import annotations
