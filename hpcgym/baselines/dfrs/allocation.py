@@ -76,13 +76,17 @@ def avg_yields(placement: Placement) -> dict[int, float]:
     )
     if res.status != 0:
         return dict.fromkeys(ids, floor)
-    extra = np.clip(res.x, floor, 1.0) - floor
-    # Undo the solver's feasibility tolerance: shrink the extra above the floor until every
-    # node is within capacity (the floor alone always is).
-    base_load = mat.sum(axis=1) * floor
-    extra_load = mat @ extra
-    room = np.where(extra_load > 0, (1.0 - base_load) / np.maximum(extra_load, 1e-300), np.inf)
-    y = floor + extra * min(1.0, float(room.min()))
+    y = np.clip(res.x, floor, 1.0)
+    over = float((mat @ y).max())
+    if over > 1.0 + 1e-10:
+        # Undo the solver's feasibility tolerance: shrink the part above the floor (the floor
+        # alone always fits) just enough for every node.
+        extra = y - floor
+        slack = np.maximum(1.0 - mat.sum(axis=1) * floor, 0.0)
+        extra_load = mat @ extra
+        worst = extra_load > slack
+        scale = float((slack[worst] / extra_load[worst]).min()) if worst.any() else 1.0
+        y = floor + extra * scale
     return dict(zip(ids, y.tolist(), strict=True))
 
 

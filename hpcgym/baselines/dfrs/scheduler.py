@@ -102,7 +102,7 @@ class DFRSScheduler(BaseScheduler):
         elif tick and cfg.periodic == "mcb8-stretch":
             target, alloc = self._mcb8_stretch(sim)
         if alloc is None:
-            alloc = yields(target, cfg.opt)
+            alloc = self._stretch_alloc(sim, target) if cfg.opt == "max" else yields(target, cfg.opt)
         apply_target(sim, target, alloc, self.stats)
 
     # ----------------------------------------------------------------------------- greedy
@@ -207,9 +207,16 @@ class DFRSScheduler(BaseScheduler):
         period = self.config.period
         mapping, _ = mcb8_stretch(packs, flow, virtual, period, sim.platform.total_nodes)
         target = self._placement(sim, mapping, packs)
+        return target, self._stretch_alloc(sim, target)
+
+    def _stretch_alloc(self, sim: Simulator, target: Placement) -> dict[int, float]:
+        """``opt=max``: yields minimizing the estimated stretches at the next period."""
         if not target.nodes:
-            return target, {}
-        return target, stretch_yields(target, flow, virtual, period, maxmin_yields(target))
+            return {}
+        now = sim.now
+        flow = {jid: now - spec.submit for jid, spec in target.specs.items()}
+        virtual = {jid: sim.virtual_time(sim.jobs[jid]) for jid in target.specs}
+        return stretch_yields(target, flow, virtual, self.config.period, maxmin_yields(target))
 
 
 def scheduler_from_name(name: str, period: float = math.nan) -> DFRSScheduler:
