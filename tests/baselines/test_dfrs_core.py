@@ -166,7 +166,8 @@ def test_names_round_trip() -> None:
     for name in TABLE2:
         assert parse_name(name).name.replace(" ", "") == name.replace(" ", "")
     cfg = parse_name("GreedyPM */per/opt=min/minvt=600")
-    assert (cfg.submit, cfg.completion, cfg.periodic, cfg.minvt) == ("greedypm", "greedy", "mcb8", 600)
+    got = (cfg.submit, cfg.completion, cfg.periodic, cfg.minvt)
+    assert got == ("greedypm", "greedy", "mcb8", 600)
     assert parse_name("MCB8 */opt=avg").completion == "mcb8"
     with pytest.raises(SpecError):
         parse_name("Greedy/per/opt=max")

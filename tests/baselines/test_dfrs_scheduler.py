@@ -99,7 +99,7 @@ def test_mcb8_on_submission_remaps_everything() -> None:
 
 def test_periodic_mcb8_ticks_and_minvt_pins_young_jobs() -> None:
     jobs = [job(1, 0, 5000, 0.3), job(2, 0, 5000, 0.3), job(3, 0, 5000, 0.3)]
-    sim, sched = run("/per/opt=min/minvt=600", jobs, nodes=3)
+    sim, _ = run("/per/opt=min/minvt=600", jobs, nodes=3)
     # Nothing runs before the first tick at 600; then one job per node, never moved again.
     assert {sim.jobs[j].start_time for j in (1, 2, 3)} == {600.0}
     assert sim.result().summary["migrations"] == 0

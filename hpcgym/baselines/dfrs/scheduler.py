@@ -101,8 +101,10 @@ class DFRSScheduler(BaseScheduler):
             target = self._mcb8(sim)
         elif tick and cfg.periodic == "mcb8-stretch":
             target, alloc = self._mcb8_stretch(sim)
-        if alloc is None:
-            alloc = self._stretch_alloc(sim, target) if cfg.opt == "max" else yields(target, cfg.opt)
+        if alloc is None and cfg.opt == "max":
+            alloc = self._stretch_alloc(sim, target)
+        elif alloc is None:
+            alloc = yields(target, cfg.opt)
         apply_target(sim, target, alloc, self.stats)
 
     # ----------------------------------------------------------------------------- greedy
