@@ -220,11 +220,6 @@ def fcfs() -> Callable[..., tuple[Simulator, Fcfs]]:
 
 
 @pytest.fixture(scope="session")
-def fcfs_class() -> type[Fcfs]:
-    return Fcfs
-
-
-@pytest.fixture(scope="session")
 def drive_sim() -> Callable[..., list[Any]]:
     """``drive(sim, {time: action})``: scripted decisions, returns the decision log."""
     return drive
