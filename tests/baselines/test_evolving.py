@@ -5,17 +5,18 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hpcgym.baselines.evolution_profile import EvolutionProfile as EP
 from hpcgym.baselines.evolving import (
     VARIANTS,
-    list_schedule,
     plan_metrics,
     requested_ep,
     schedule_jobs,
     variant,
 )
-from hpcgym.baselines.evolving_fit import is_feasible
+from hpcgym.baselines.evolving_fit import is_feasible, step_limits
 from hpcgym.baselines.evolving_online import (
     EvolvingListScheduler,
     WakeupSimulator,
@@ -101,15 +102,39 @@ def test_klein_plans_are_valid_and_engine_agrees(seed: int, name: str) -> None:
         assert result.summary["utilization"] == pytest.approx(m["utilization"])
 
 
-def test_expansion_limit_and_no_overflow_in_list() -> None:
-    apps = [(i, 0.0, EP.from_steps([(10, 3), (5, 8), (20, 2)])) for i in range(4)]
-    for name in VARIANTS:
-        plans, epr = list_schedule(apps, 10, name)
-        assert epr.peak() <= 10
-        for p in plans:
-            assert (p.scheduled.durations <= p.requested.durations * 2 + 1e-9).all() or (
-                variant(name).limit == math.inf or variant(name).rigid
-            )
+apps_st = st.lists(
+    st.tuples(
+        st.integers(0, 300).map(float),
+        st.lists(
+            st.tuples(st.integers(1, 200).map(float), st.integers(1, 10)), min_size=1, max_size=4
+        ),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(apps_st, st.sampled_from(list(VARIANTS)))
+def test_random_worlds_online_equals_offline(apps: list, name: str) -> None:
+    jobs = [evolving(i + 1, submit, *steps) for i, (submit, steps) in enumerate(apps)]
+    plans = schedule_jobs(jobs, 10, name)
+    var = variant(name)
+    epr = EP()
+    for p in plans:
+        limits = step_limits(p.requested, math.inf if var.rigid else var.limit)
+        if not var.rigid:
+            assert (p.scheduled.durations <= p.requested.durations * limits + 1e-9).all()
+            assert is_feasible(p.requested, p.start, p.scheduled, epr, 10, var.limit)
+        assert p.start >= p.submit
+        epr = epr + p.allocated
+    assert epr.peak() <= 10
+    sim = WakeupSimulator(Platform.single(10), jobs)
+    EvolvingListScheduler(name).run(sim)
+    for p in plans:
+        job = sim.jobs[p.id]
+        assert job.start_time == pytest.approx(p.start)
+        assert job.end_time == pytest.approx(p.end)
 
 
 def test_plain_simulator_falls_back_and_finishes() -> None:
