@@ -27,8 +27,8 @@ from collections.abc import Callable
 
 import pytest
 
-from hpcgym.errors import CapacityError, CommandError, JobStateError, SizeError
-from hpcgym.sim import FixedCost, JobState, Platform, Simulator, SizeRule
+from hpcgym.errors import CapacityError, CommandError, JobStateError, SizeError, SpecError
+from hpcgym.sim import FixedCost, JobSpec, JobState, Platform, SimConfig, Simulator, SizeRule
 
 
 def refusal_world(build) -> Simulator:
@@ -303,3 +303,51 @@ def test_scheduler_views_are_read_only(build):
     with pytest.raises(TypeError):
         del sim.running[12]  # type: ignore[attr-defined]
     assert sim.node_cpu_used.tolist() == [0.75, 1.0, 1.0, 0.0, 1.0, 1.0]
+
+
+# ----------------------------------------------------------------------------- bad descriptions
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda b: b.rigid(5, 0.0, 1.0, 0),
+        lambda b: b.rigid(5, -1.0, 1.0, 1),
+        lambda b: b.rigid(5, 0.0, -1.0, 1),
+        lambda b: b.rigid(5, 0.0, 1.0, 1, walltime=0.0),
+        lambda b: b.rigid(5, 0.0, 1.0, 1, cpu_need=0.0),
+        lambda b: b.rigid(5, 0.0, 1.0, 1, cpu_need=1.5),
+        lambda b: b.rigid(5, 0.0, 1.0, 1, mem=1.5),
+        lambda b: b.rigid(5, 0.0, 1.0, 2, min_nodes=1, max_nodes=2),
+        lambda b: b.moldable(5, 0.0, 1.0, 2, 3, 4),
+        lambda b: b.moldable(5, 0.0, 1.0, 3, 1, 4, size_rule=SizeRule.POWER_OF_TWO),
+        lambda b: b.malleable(5, 0.0, 1.0, 3, 2, 4, size_rule=SizeRule.MULTIPLE, size_multiple=2),
+        lambda b: b.malleable(5, 0.0, 1.0, 2, 1, 4, size_multiple=0),
+        lambda b: b.evolving(5, 0.0, []),
+        lambda b: b.evolving(5, 0.0, [(1.0, 0)]),
+        lambda b: b.evolving(5, 0.0, [(-1.0, 1)]),
+        lambda b: JobSpec(5, 0.0, work=1.0, evolution=((1.0, 1),)),
+    ],
+)
+def test_inconsistent_job_specs_are_refused(build, make):
+    with pytest.raises(SpecError, match=r"\b5\b"):
+        make(build)
+
+
+def test_duplicate_job_ids_are_refused(build):
+    with pytest.raises(SpecError, match=r"\b4\b"):
+        Simulator(Platform.single(1), [build.rigid(4, 0.0, 1.0, 1), build.rigid(4, 1.0, 1.0, 1)])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: SimConfig(tick=0.0),
+        lambda: SimConfig(bsld_tau=0.0),
+        lambda: SimConfig(idle_power=300.0, busy_power=250.0),
+        lambda: Platform(()),
+        lambda: Platform.single(0),
+        lambda: FixedCost(-1.0),
+    ],
+)
+def test_inconsistent_settings_are_refused(make):
+    with pytest.raises(SpecError):
+        make()
