@@ -106,10 +106,13 @@ class Koala(BaseScheduler):
         """Grow operations issued."""
         self.shrinks = 0
         """Shrink operations issued."""
+        self.pending: dict[int, tuple[int, int, tuple[int, ...]]] = {}
+        """PWA: job placed by shrinking -> (cluster, processors held for it, shrinking jobs)."""
 
     def schedule(self, sim: Simulator) -> None:
         """One scan: manager and placement in the order of the approach, then try counts."""
         approach = self.config.approach
+        self._place_pending(sim)
         if approach == "pra":
             self._grow(sim)
             self._scan(sim)
@@ -124,7 +127,23 @@ class Koala(BaseScheduler):
     # ----------------------------------------------------------------------------- placement
     def _scan(self, sim: Simulator) -> None:
         for job in list(sim.queue.values()):
-            self._place(sim, job)
+            if job.id not in self.pending:
+                self._place(sim, job)
+
+    def _idle(self, sim: Simulator, cluster: int) -> int:
+        """Idle processors of ``cluster`` not held for a job waiting for shrinks to finish."""
+        held = sum(n for k, n, _ in self.pending.values() if k == cluster)
+        return sim.free_nodes(cluster) - held
+
+    def _place_pending(self, sim: Simulator) -> None:
+        """Place the jobs whose shrinking jobs have released their processors."""
+        for jid, (k, _, shrunk) in list(self.pending.items()):
+            if any(sim.jobs[s].state is JobState.RECONFIGURING for s in shrunk):
+                continue
+            del self.pending[jid]
+            job = sim.jobs[jid]
+            if job.state is JobState.QUEUED:
+                self._place(sim, job, k)
 
     @staticmethod
     def _min_size(job: Job) -> int:
@@ -133,7 +152,7 @@ class Koala(BaseScheduler):
 
     def _place(self, sim: Simulator, job: Job, cluster: int | None = None) -> bool:
         """Start ``job`` in ``cluster`` (default: Worst-Fit) if it fits; whether it started."""
-        free = [sim.free_nodes(k) for k in range(len(sim.platform.clusters))]
+        free = [self._idle(sim, k) for k in range(len(sim.platform.clusters))]
         k = max(range(len(free)), key=lambda c: (free[c], -c)) if cluster is None else cluster
         spec = job.spec
         if free[k] >= spec.nodes:
@@ -151,6 +170,8 @@ class Koala(BaseScheduler):
     def _count_tries(self, sim: Simulator) -> None:
         limit = self.config.max_tries
         for jid in list(sim.queue):
+            if jid in self.pending:
+                continue
             n = self.tries[jid] = self.tries.get(jid, 0) + 1
             if limit is not None and n > limit:
                 sim.reject(jid)
@@ -185,7 +206,7 @@ class Koala(BaseScheduler):
     def _grow(self, sim: Simulator) -> None:
         """Hand each cluster's idle processors (above the threshold) to its malleable jobs."""
         for k in range(len(sim.platform.clusters)):
-            amount = sim.free_nodes(k) - self.config.keep_free
+            amount = self._idle(sim, k) - self.config.keep_free
             if amount <= 0:
                 continue
             jobs = self._malleable(sim, k)
@@ -194,13 +215,20 @@ class Koala(BaseScheduler):
                 self._apply(sim, jobs, sizes)
 
     def _make_room(self, sim: Simulator) -> None:
-        """PWA: shrink running jobs to place waiting ones; else grow the running jobs."""
+        """PWA: shrink running jobs to place waiting ones; else grow the running jobs.
+
+        A job placed by shrinking starts once the shrunk jobs have released their processors
+        (FPSMA's "wait for Job to release the processors"): at once when resizing is free, at
+        the end of their reconfiguration otherwise; the released processors are held for it.
+        """
         n_clusters = len(sim.platform.clusters)
         for job in list(sim.queue.values()):
+            if job.id in self.pending:
+                continue
             need = self._min_size(job)
             best: tuple[int, int, int] | None = None
             for k in range(n_clusters):
-                idle = sim.free_nodes(k)
+                idle = self._idle(sim, k)
                 spare = sum(shrinkable(j.spec, j.size) for j in self._malleable(sim, k))
                 if idle + spare >= need and (best is None or (idle, spare) > best[:2]):
                     best = (idle, spare, k)
@@ -208,10 +236,16 @@ class Koala(BaseScheduler):
                 break
             idle, _, k = best
             jobs = self._malleable(sim, k)
-            self._apply(
-                sim, jobs, shrink(self.policy, [(j.spec, j.size) for j in jobs], need - idle)
+            sizes = shrink(self.policy, [(j.spec, j.size) for j in jobs], need - idle)
+            self._apply(sim, jobs, sizes)
+            shrunk = tuple(
+                j.id
+                for j, new in zip(jobs, sizes, strict=True)
+                if j.state is JobState.RECONFIGURING
             )
-            if not self._place(sim, job, k):
+            if shrunk:
+                self.pending[job.id] = (k, need, shrunk)
+            elif not self._place(sim, job, k):
                 break
         self._grow(sim)
 

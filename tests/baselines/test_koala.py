@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from hpcgym.baselines.koala import KOALA_PRESETS, Koala, KoalaConfig
@@ -14,7 +16,7 @@ from hpcgym.baselines.koala_policies import (
     shrinkable,
 )
 from hpcgym.errors import SpecError
-from hpcgym.sim import JobKind, JobSpec, JobState, Platform, Simulator, SizeRule
+from hpcgym.sim import FixedCost, JobKind, JobSpec, JobState, Platform, Simulator, SizeRule
 from hpcgym.workloads.koala import FT, GADGET2
 
 
@@ -182,6 +184,21 @@ def test_pwa_shrinks_running_jobs_to_place_the_head_then_grows_them_back() -> No
         assert seen[110.0] == {1: (0, 8)}
         assert times(sim) == {1: (0, 250), 2: (10, 110)}
         assert (pol.grows, pol.shrinks) == (2, 1)
+
+
+def test_pwa_places_the_job_when_the_shrunk_job_has_released_its_processors() -> None:
+    # Resizes cost 5 s without progress. A grows to 8 at t=0 (busy until 5; 20 s of work done
+    # by 10 at rate 4). B arrives at 10: A shrinks to 4 (busy until 15) and B starts at 15, on
+    # the processors held for it; A grows back when B ends (115, busy until 120) with
+    # 800 - 20 - 200 = 580 left at rate 4: ends 265.
+    cost = FixedCost(5.0)
+    jobs = [
+        dataclasses.replace(mall(1, 0, 800, 2, 2, 8), reconfig=cost),
+        rigid(2, 10, 100, 4),
+    ]
+    sim, pol, seen = run([8], jobs, approach="pwa")
+    assert seen[10.0] == {1: (0, 4)} and pol.pending == {}
+    assert times(sim) == {1: (0, 265), 2: (15, 115)}
 
 
 def test_pwa_fpsma_and_egs_differ_in_whom_they_grow_and_shrink() -> None:
