@@ -99,14 +99,14 @@ def simulate(case: Case) -> dict[str, Any]:
     sched.run(sim)
     res = sim.result()
     jobs = res.jobs
-    slowdown = jobs["response"] / np.maximum(jobs["work"], 1.0)
+    slowdown = jobs["response"].to_numpy(float) / np.maximum(jobs["work"].to_numpy(float), 1.0)
     guests = len(getattr(sched, "coscheduled", []))
     return {
         **asdict(case),
         "jobs": len(jobs),
         "makespan": res.summary["makespan"],
         "response": res.summary["mean_response"],
-        "slowdown": float(slowdown.mean()),
+        "slowdown": float(np.nanmean(slowdown)),
         "bsld": res.summary["mean_bsld"],
         "utilization": res.summary["utilization"],
         "guests": guests,
