@@ -28,6 +28,7 @@ Choices where the paper (whose algorithm listings are figures) is not explicit a
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -41,7 +42,7 @@ from hpcgym.baselines.base import (
 )
 from hpcgym.baselines.profile import shadow
 from hpcgym.errors import SpecError
-from hpcgym.sim import Job, JobKind, JobSpec, JobState, PowerLaw, Simulator
+from hpcgym.sim import Job, JobKind, JobSpec, JobState, PowerLaw, Simulator, SpeedupModel
 
 Variant = Literal["basic", "shrink+", "expand+"]
 Policy = Literal["handoff", "spare", "intensive"]
@@ -82,13 +83,15 @@ class MEBFConfig:
             raise SpecError("MEBF theta must be >= 0 and gamma > 0")
 
 
-def scalability(spec: JobSpec) -> float:
+def scalability(spec: JobSpec, model: SpeedupModel | None = None) -> float:
     """How well a job scales: ``1 - rho`` for a ``PowerLaw`` speedup (1 is linear).
 
     For other speedup models, the log-log slope of the speedup between the job's smallest and
-    largest sizes, which is the same number for a power law (**Choice**).
+    largest sizes, which is the same number for a power law (**Choice**). ``model`` replaces
+    the job's own speedup model.
     """
-    model = spec.speedup
+    if model is None:
+        model = spec.speedup
     if isinstance(model, PowerLaw):
         return 1.0 - model.rho
     lo, hi = spec.min_nodes, spec.max_nodes
@@ -100,6 +103,11 @@ def scalability(spec: JobSpec) -> float:
 class MEBF(BaseScheduler):
     """Malleable EASY backfilling (see the module docstring for a pass).
 
+    The performance model MEBF predicts with is, by default, each job's own speedup model
+    (a perfect model). ``model`` gives other speedup models by job id, to study model error
+    (the paper's +0.1 bias in rho): they decide the scalability order and every prediction at
+    a size other than the job's current one. The current size's rate is observed.
+
     Attributes:
         config: The parameters.
         stats: Counts of ``starts``, ``backfills``, ``shrinks`` and ``expands`` so far.
@@ -107,9 +115,17 @@ class MEBF(BaseScheduler):
 
     name = "mebf"
 
-    def __init__(self, variant: Variant = "basic", policy: Policy = "handoff", **params: float):
+    def __init__(
+        self,
+        variant: Variant = "basic",
+        policy: Policy = "handoff",
+        *,
+        model: Mapping[int, SpeedupModel] | None = None,
+        **params: float,
+    ):
         """Build MEBF; ``params`` are the other ``MEBFConfig`` fields."""
         self.config = MEBFConfig(variant, policy, **params)
+        self._model = model or {}
         self.reset()
 
     def __repr__(self) -> str:
@@ -124,8 +140,15 @@ class MEBF(BaseScheduler):
     def _scalability(self, job: Job) -> float:
         s = self._scal.get(job.id)
         if s is None:
-            s = self._scal[job.id] = scalability(job.spec)
+            s = self._scal[job.id] = scalability(job.spec, self._model.get(job.id))
         return s
+
+    def _rate(self, spec: JobSpec, size: int) -> float:
+        """Predicted progress rate on ``size`` tasks (relative to the preferred size)."""
+        model = self._model.get(spec.id)
+        if model is None:
+            return spec.rate(size)
+        return model(size) / model(spec.nodes)
 
     # ------------------------------------------------------------------------------- pass
     def schedule(self, sim: Simulator) -> None:
@@ -162,10 +185,13 @@ class MEBF(BaseScheduler):
         spec = job.spec
         cfg = self.config
         static = runtime_estimate(spec)
-        if estimated_remaining(sim, job) <= cfg.theta * static:
+        left = estimated_remaining(sim, job)  # at the current size, observed rate
+        if left <= cfg.theta * static:
             return False
+        # The same work at the new size, by the model: scale by the predicted rate ratio.
+        left_new = left * self._rate(spec, job.size) / self._rate(spec, size)
         cost = spec.reconfig.resize(job.size, size)
-        total = sim.now - job.start_time + cost + estimated_remaining(sim, job, size)
+        total = sim.now - job.start_time + cost + left_new
         return total <= cfg.gamma * static
 
     def _candidates(self, sim: Simulator, most_scalable_first: bool) -> list[Job]:
@@ -262,7 +288,7 @@ class MEBF(BaseScheduler):
             size = _start_size(spec, free)
             if not size:
                 continue
-            if now + runtime_estimate(spec) / spec.rate(size) > t_shadow:
+            if now + runtime_estimate(spec) / self._rate(spec, size) > t_shadow:
                 # It would still run at the shadow time: it may use only the extra nodes.
                 size = size if size <= extra else _start_size(spec, extra)
                 if not size:

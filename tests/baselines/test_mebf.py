@@ -210,3 +210,20 @@ def test_registry_presets() -> None:
     assert make("mebf-spare").config.policy == "spare"  # type: ignore[attr-defined]
     assert make("mebf-shrink+").config.variant == "shrink+"  # type: ignore[attr-defined]
     assert make("mebf-expand+", policy="spare").config.policy == "spare"  # type: ignore[attr-defined]
+
+
+def test_model_error_changes_the_shrink_order() -> None:
+    # As test_least_scalable_is_shrunk_first, but MEBF believes J1 scales better than J2.
+    jobs = [
+        malleable(1, 0, 1000, 5, 2, 5, rho=0.3),
+        malleable(2, 0, 1000, 5, 2, 5, rho=0.05),
+        rigid(3, 10, 5, 2),
+    ]
+    seen = {}
+
+    def probe(sim):  # type: ignore[no-untyped-def]
+        if sim.now == 10:
+            seen.update({j: sim.jobs[j].size for j in (1, 2)})
+
+    run(MEBF(model={1: PowerLaw(0.0), 2: PowerLaw(0.4)}), jobs, 10, after=probe)
+    assert seen == {1: 5, 2: 3}

@@ -10,8 +10,10 @@ Experiments (each averaged over seeds, i.e. windows):
 
 - ``arrivals``: EBF vs Handoff, Spare, Intensive; 1K and 5K, normal and intensive, mixed rho.
 - ``scalability``: the same at low, medium and high scalability, intensive arrivals.
-- ``malleable``: 40, 60, 80 and 100% malleable jobs, 1K intensive, medium scalability.
+- ``malleable``: 40, 60, 80 and 100% malleable jobs, 1K, medium scalability, both arrivals.
 - ``variants``: basic, shrink+ and expand+ with each policy, 1K and 5K intensive.
+- ``cost``: the variants with reconfiguration costs 100 and 1000 times the annotation's
+  (which are fractions of a second), 1K intensive, medium scalability.
 
 Metrics: mean turnaround (``mean_response``) and mean slowdown, taken per job as turnaround over
 the job's static execution time (its work at the preferred size) bounded below by 10 s
@@ -27,13 +29,13 @@ import itertools
 import time
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
 
 from hpcgym.baselines import make
-from hpcgym.sim import SimConfig, Simulator
+from hpcgym.sim import JobSpec, RedistributionCost, SimConfig, Simulator
 from hpcgym.workloads import load
 
 SET = "elastic/sdsc-sp2-mebf-v0"
@@ -54,6 +56,7 @@ class Case:
     scheduler: str
     variant: str = "basic"
     policy: str = ""
+    cost_scale: float = 1.0
 
     @property
     def label(self) -> str:
@@ -74,19 +77,23 @@ def cases(seeds_1k: int, seeds_5k: int) -> list[Case]:
     """Every simulation of the check."""
     out: list[Case] = []
 
-    def add(exp: str, n: int, intensive: bool, scal: str, mall: float, scheds: list) -> None:
+    def add(
+        exp: str, n: int, intensive: bool, scal: str, mall: float, scheds: list, cost: float = 1
+    ) -> None:
         for seed in range(seeds_1k if n == 1000 else seeds_5k):
             for sched, variant, policy in scheds:
-                out.append(Case(exp, n, seed, intensive, scal, mall, sched, variant, policy))
+                out.append(Case(exp, n, seed, intensive, scal, mall, sched, variant, policy, cost))
 
     for n, intensive in itertools.product((1000, 5000), (False, True)):
         add("arrivals", n, intensive, "mixed", 1.0, _schedulers())
     for n, scal in itertools.product((1000, 5000), ("low", "medium", "high")):
         add("scalability", n, True, scal, 1.0, _schedulers())
-    for mall in (0.4, 0.6, 0.8, 1.0):
-        add("malleable", 1000, True, "medium", mall, _schedulers())
+    for mall, intensive in itertools.product((0.4, 0.6, 0.8, 1.0), (False, True)):
+        add("malleable", 1000, intensive, "medium", mall, _schedulers())
     for n, scal in itertools.product((1000, 5000), ("low", "medium", "high")):
         add("variants", n, True, scal, 1.0, _schedulers(("basic", "shrink+", "expand+")))
+    for cost in (100.0, 1000.0):
+        add("cost", 1000, True, "medium", 1.0, _schedulers(("basic", "shrink+", "expand+")), cost)
     return out
 
 
@@ -100,7 +107,10 @@ def simulate(case: Case) -> dict[str, Any]:
         scalability=case.scalability,
         intensive=case.intensive,
     )
-    sim = Simulator(w.platform, w.jobs, CONFIG)
+    jobs = w.jobs
+    if case.cost_scale != 1.0:
+        jobs = tuple(_scaled_cost(spec, case.cost_scale) for spec in jobs)
+    sim = Simulator(w.platform, jobs, CONFIG)
     kwargs = {} if case.scheduler == "easy" else {"variant": case.variant, "policy": case.policy}
     sched = make(case.scheduler, **kwargs)
     t0 = time.perf_counter()
@@ -109,6 +119,7 @@ def simulate(case: Case) -> dict[str, Any]:
     rec: dict[str, Any] = {**case.__dict__, "label": case.label}
     rec.update(
         turnaround=s["mean_response"],
+        wait=s["mean_wait"],
         slowdown=s["mean_bounded_stretch"],
         bsld=s["mean_bsld"],
         utilization=s["utilization"],
@@ -118,6 +129,13 @@ def simulate(case: Case) -> dict[str, Any]:
     for key, value in getattr(sched, "stats", {}).items():
         rec[key] = value
     return rec
+
+
+def _scaled_cost(spec: JobSpec, k: float) -> JobSpec:
+    cost = spec.reconfig
+    if not isinstance(cost, RedistributionCost):
+        return spec
+    return replace(spec, reconfig=replace(cost, alpha=cost.alpha * k, beta=cost.beta * k))
 
 
 def improvement_table(df: pd.DataFrame, by: list[str], metric: str) -> pd.DataFrame:
@@ -145,22 +163,48 @@ def markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def paired(df: pd.DataFrame) -> pd.DataFrame:
+    """Per policy and variant: in how many windows it beats basic, and the mean difference."""
+    key = ["experiment", "n_jobs", "scalability", "cost_scale", "seed", "policy"]
+    mebf = df[df["scheduler"] == "mebf"].set_index([*key, "variant"])["slowdown"].unstack()
+    rows = []
+    for policy, group in mebf.groupby(level="policy"):
+        for variant in ("shrink+", "expand+"):
+            diff = (group[variant] - group["basic"]) / group["basic"] * 100
+            rows.append(
+                {
+                    "policy": policy,
+                    "variant": variant,
+                    "windows": len(diff),
+                    "better than basic": int((diff < 0).sum()),
+                    "mean slowdown change %": round(float(diff.mean()), 1),
+                    "median %": round(float(diff.median()), 1),
+                }
+            )
+    return pd.DataFrame(rows).set_index(["policy", "variant"])
+
+
 def report(df: pd.DataFrame) -> str:
     """The check's tables in Markdown."""
     parts = []
     specs = [
         ("arrivals", ["n_jobs", "intensive"], ("turnaround", "slowdown")),
         ("scalability", ["n_jobs", "scalability"], ("turnaround", "slowdown")),
-        ("malleable", ["malleable"], ("turnaround", "slowdown")),
-        ("variants", ["n_jobs", "scalability"], ("slowdown",)),
+        ("malleable", ["intensive", "malleable"], ("turnaround", "slowdown")),
+        ("variants", ["n_jobs", "scalability"], ("slowdown", "turnaround", "wait")),
+        ("cost", ["cost_scale"], ("slowdown", "turnaround")),
     ]
     for exp, by, metrics in specs:
         sub = df[df["experiment"] == exp]
+        if sub.empty:
+            continue
         seeds = sub.groupby("n_jobs")["seed"].nunique().to_dict()
         for metric in metrics:
             table = improvement_table(sub, by, metric)
             parts.append(f"### {exp}: {metric} (% better than EBF; seeds per size {seeds})\n")
             parts.append(markdown(table) + "\n")
+    parts.append("### variants against basic, window by window\n")
+    parts.append(markdown(paired(df[df["experiment"].isin(["variants", "cost"])])) + "\n")
     counts = df[df["scheduler"] == "mebf"].groupby("label")[
         ["starts", "backfills", "shrinks", "expands"]
     ]
@@ -178,13 +222,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", default=None, help="write the Markdown tables here")
     ap.add_argument("--csv", default=None, help="write every run's record here")
-    ap.add_argument("--from-csv", default=None, help="only tabulate records written by --csv")
+    ap.add_argument("--from-csv", nargs="+", help="only tabulate records written by --csv")
+    ap.add_argument("--only", nargs="+", help="run only these experiments")
     args = ap.parse_args(argv)
     if args.from_csv:
-        df = pd.read_csv(args.from_csv, keep_default_na=False)
+        df = pd.concat(pd.read_csv(f) for f in args.from_csv)
         text = report(df)
     else:
         todo = cases(1, 1) if args.quick else cases(args.seeds_1k, args.seeds_5k)
+        if args.only:
+            todo = [c for c in todo if c.experiment in args.only]
         t0 = time.perf_counter()
         with ProcessPoolExecutor(args.workers) as pool:
             df = pd.DataFrame(pool.map(simulate, todo, chunksize=4))
