@@ -256,3 +256,14 @@ def test_share_above_need_is_allocated_but_not_useful(build, drive_sim):
     assert (s["utilization"], s["effective_utilization"]) == (1.0, 0.5)
     assert s["normalized_underutilization"] == 0.0
     assert s["energy"] == pytest.approx(100 * 10 + 150 * 10, rel=REL)
+
+
+@pytest.mark.parametrize("explicit", [False, True], ids=["automatic", "explicit nodes"])
+def test_moldable_above_requested_size_is_not_negative_underutilization(build, drive_sim, explicit):
+    # Moldable 40 s at 2 nodes started on all 4 (rate 2, 20 s): its demand is what it holds,
+    # 4, fully used -> underutilization 0 (not 2 - 4 < 0), whichever start path is taken.
+    sim = Simulator(Platform.single(4), [build.moldable(1, 0.0, 40.0, 2, 1, 4)])
+    kw = {"nodes": [0, 1, 2, 3]} if explicit else {}
+    drive_sim(sim, {0.0: lambda s: s.start(1, 4, **kw)})
+    assert sim.jobs[1].end_time == 20.0
+    assert sim.result().summary["normalized_underutilization"] == 0.0

@@ -481,6 +481,7 @@ def test_random_episodes_keep_invariants(state, seed):
     assert s["completed"] + s["killed"] + s["rejected"] == s["jobs"]
     assert -1e-9 <= s["effective_utilization"] <= s["utilization"] + 1e-9
     assert s["utilization"] <= 1.0 + 1e-9
+    assert s["normalized_underutilization"] >= -1e-9
 
 
 @settings(max_examples=40, deadline=None)
