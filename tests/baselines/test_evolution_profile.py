@@ -151,3 +151,12 @@ def test_simplify_keeps_function(ep: EP) -> None:
         assert int(simple(t)) == pointwise(ep, t)
     n = simple.nodes
     assert (simple.durations > 0).all() and (n[1:] != n[:-1]).all()
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    import hpcgym.baselines.evolution_profile as module
+
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0
