@@ -1,0 +1,268 @@
+"""``ClusterEnv``: the Gymnasium adapter over the ``hpcgym.sim`` engine."""
+
+from __future__ import annotations
+
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from hpcgym.envs.capacity import Capacity
+from hpcgym.envs.commands import Commander
+from hpcgym.envs.config import EnvConfig
+from hpcgym.envs.episodes import Episode, choose_episode, load_cached
+from hpcgym.envs.ledger import JobLedger
+from hpcgym.envs.menu import ActionMenu, Decision
+from hpcgym.envs.observations import OBSERVATIONS
+from hpcgym.envs.render import GanttLog, render_ansi, render_gantt
+from hpcgym.envs.rewards import Rewarder
+from hpcgym.errors import CommandError, SpecError
+from hpcgym.sim.config import SimConfig
+from hpcgym.sim.simulator import Simulator
+
+ACTIONS: dict[str, type[ActionMenu]] = {"menu": ActionMenu}
+"""Action encodings by name."""
+
+
+class ClusterEnv(gym.Env[Any, np.int64]):
+    """Schedule the jobs of an HPC workload on a simulated cluster, one command per step.
+
+    ## Description
+
+    An episode replays a window of a workload set (``hpcgym.workloads``) on a platform of one or
+    more clusters, in the exact discrete-event engine of ``hpcgym.sim``. At each decision point
+    (a submission, completion, reconfiguration end or evolving request) the agent issues
+    commands one step at a time (start a queued job, resize a malleable one, grant an evolving
+    request, co-schedule, suspend or resume) until it chooses *advance*, which runs the engine
+    to its next decision point. Presets (``hpcgym/Rigid-v0``, ``Malleable-v0``, ``Evolving-v0``,
+    ``Shared-v0``, ``MultiCluster-v0``) are registered ids over this one class.
+
+    ## Action Space
+
+    ``Discrete(N)``, a flat menu with a fixed layout (see ``hpcgym.envs.menu``; ``env.unwrapped
+    .action_labels()`` names every entry):
+
+    | block | entries | command |
+    |---|---|---|
+    | advance | 1 (index 0) | run the engine to its next decision point |
+    | start | ``Q x len(start_levels)`` | start queue slot q at size level l (req, min, max, fit) |
+    | coschedule | ``Q x len(coschedule_levels)`` | start queue slot q at a CPU share level |
+    | shrink | ``R x len(shrink_levels)`` | shrink running slot r (one, half, min) |
+    | expand | ``R x len(expand_levels)`` | expand running slot r (one, double, fit) |
+    | grant | ``R`` | grant the pending request of running slot r |
+    | suspend | ``R`` | suspend running slot r |
+    | resume | ``U`` | resume suspended slot u |
+
+    Entry ``(slot, level)`` of a block is ``offset + slot * levels + level``. ``action_masks()``
+    and ``info["action_mask"]`` (int8) are the same array: 1 exactly where the command is legal.
+    Advance is always valid. When advance is chosen but the engine can never move again (jobs
+    wait and nothing runs, ``StalledError``), the env issues the first forced command that
+    applies (grant, resume, start the earliest queued job, suspend a deadlocked job, reject) and
+    advances; these are counted in ``info["forced_commands"]``. An action the mask forbids is a
+    no-op costing ``invalid_penalty``, counted in ``info["invalid_actions"]``; it never raises.
+
+    ## Observation Space
+
+    A ``Dict`` of float32 boxes in ``[0, 1]`` (``observation="flat"``: one concatenated box):
+    ``cluster (K, 4)``, ``queue (Q, 15)``, ``running (R, 12)``, ``suspended (U, 12)`` (presets
+    with suspend), ``time (6,)``; features are listed in ``hpcgym.envs.observations``. The queue
+    window is ordered by ``queue_order``: ``fcfs``, ``fits_first`` or ``sjf``.
+
+    ## Rewards
+
+    Dense; a name or a weighted mapping of names from ``bsld``, ``wait``, ``utilization``,
+    ``makespan``, ``reconfiguration`` (``hpcgym.envs.rewards``). Over a finished episode the
+    rewards sum to minus the weighted episode objective (read from ``hpcgym.sim.metrics``),
+    minus the invalid-action penalties. ``info["reward_parts"]`` holds each term's share.
+
+    ## Starting State
+
+    ``reset(seed=..., options=...)`` picks the episode's jobs with ``self.np_random``: a window
+    of ``n_jobs`` jobs at a random start (``episode="window"``) or a freshly generated case
+    (``"seeded"``); ``options`` may fix ``start``, ``workload_seed`` and ``n_jobs``. The engine
+    then runs to the first decision point.
+
+    ## Episode End
+
+    Terminated when every job has ended (completed, killed at its walltime, or rejected).
+    Truncated after ``max_steps`` steps. The last ``info`` carries ``metrics``
+    (``sim.result().summary``) and ``objectives`` (each reward term's episode objective).
+
+    ## Arguments
+
+    ``render_mode`` (``"ansi"`` or ``"rgb_array"``) and the fields of
+    :class:`hpcgym.envs.config.EnvConfig` as keyword arguments.
+
+    >>> import gymnasium as gym
+    >>> import hpcgym
+    >>> env = gym.make("hpcgym/Rigid-v0")
+    >>> obs, info = env.reset(seed=0)
+    >>> obs["queue"].shape, info["action_mask"][0]
+    ((32, 15), np.int8(1))
+
+    ## Version History
+
+    * v0: initial version.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012
+
+    def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise SpecError(f"render_mode must be one of {self.metadata['render_modes']}")
+        self.render_mode = render_mode
+        self._kwargs = dict(kwargs)
+        self.config = cfg = EnvConfig.from_kwargs(kwargs)
+        if cfg.action not in ACTIONS:
+            raise SpecError(f"unknown action encoding {cfg.action!r}; choose from {list(ACTIONS)}")
+        if cfg.observation not in OBSERVATIONS:
+            raise SpecError(
+                f"unknown observation {cfg.observation!r}; choose from {list(OBSERVATIONS)}"
+            )
+        if cfg.platform is not None:
+            n_clusters = len(cfg.platform)
+        else:
+            w, _ = load_cached(cfg.workload, cfg.workload_seed, cfg.workload_options)
+            n_clusters = len(w.platform.clusters)
+        self.menu = ACTIONS[cfg.action](cfg)
+        self.encoder = OBSERVATIONS[cfg.observation](cfg, n_clusters)
+        self.action_space: spaces.Space[np.int64] = spaces.Discrete(self.menu.n)
+        self.observation_space = self.encoder.space
+        self.rewarder = Rewarder(cfg.weights)
+        self.sim: Simulator | None = None
+        self._actions: list[int] = []
+        self._episode: Episode | None = None
+
+    # ------------------------------------------------------------------ gymnasium API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Start an episode (see *Starting State*)."""
+        super().reset(seed=seed)
+        self._setup(choose_episode(self.config, self.np_random, options))
+        return self._observe(), self._info({})
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Apply one menu entry (see *Action Space*)."""
+        if self.sim is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        a = int(action)
+        self._actions.append(a)
+        self._steps += 1
+        penalty = 0.0
+        d = self._decision
+        if not 0 <= a < self.menu.n or not d.mask[a]:
+            self._invalid += 1
+            penalty = self.config.invalid_penalty
+        elif a == 0:
+            self.cmd.advance()
+        else:
+            try:
+                self.menu.apply(a, d, self.cmd)
+            except CommandError:  # pragma: no cover - masks follow the engine's rules
+                self._refused += 1
+                penalty = self.config.invalid_penalty
+        self._decide()
+        sim = self.sim
+        terminated = sim.done
+        truncated = not terminated and self._steps >= self._max_steps
+        summary = sim.result().summary if terminated or truncated else None
+        reward, parts = self.rewarder.step(sim.now, summary if terminated else None)
+        parts["invalid"] = -penalty
+        info = self._info(parts)
+        if summary is not None:
+            info["metrics"] = summary
+            info["objectives"] = self.rewarder.objectives(summary)
+        return self._observe(), reward - penalty, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """Legal entries of the menu (int8, the same array as ``info["action_mask"]``)."""
+        return self._decision.mask
+
+    def action_labels(self) -> list[str]:
+        """A readable name for every action index."""
+        return self.menu.labels()
+
+    def render(self) -> Any:
+        """``"ansi"``: text; ``"rgb_array"``: a Gantt chart with resize events."""
+        if self.sim is None or self.render_mode is None:
+            return None
+        if self.render_mode == "ansi":
+            ids = [self.ledger.jobs[int(r)].spec.id for r in self._decision.queue_rows]
+            return render_ansi(self.sim, ids)
+        assert self.cmd.log is not None
+        return render_gantt(self.sim, self.cmd.log)
+
+    # ------------------------------------------------------------------ internals
+    def _setup(self, episode: Episode) -> None:
+        cfg = self.config
+        self._episode = episode
+        self._actions = []
+        sim = Simulator(
+            episode.platform, episode.jobs, SimConfig(kill_on_walltime=cfg.kill_on_walltime)
+        )
+        self.sim = sim
+        self.ledger = JobLedger(sim, episode.table)
+        self.capacity = Capacity(sim)
+        log = GanttLog() if self.render_mode == "rgb_array" else None
+        self.cmd = Commander(sim, self.ledger, log)
+        t0 = episode.jobs[0].submit if episode.jobs else 0.0
+        self.encoder.reset(self.ledger, [c.nodes for c in episode.platform.clusters], t0)
+        self.rewarder.reset(self.ledger, sim)
+        n = len(episode.jobs)
+        self._max_steps = cfg.max_steps if cfg.max_steps is not None else 20 * n + 100
+        self._steps = self._invalid = self._refused = 0
+        self.cmd.advance()
+        self._decide()
+
+    def _decide(self) -> None:
+        """Compute the decision point, advancing past those where only "advance" is legal."""
+        sim = self.sim
+        assert sim is not None
+        while True:
+            d = self.menu.decide(self.ledger, self.capacity)
+            if sim.done or not self.config.skip_trivial or d.mask[1:].any():
+                break
+            self.cmd.advance()
+        self._decision: Decision = d
+
+    def _observe(self) -> Any:
+        sim = self.sim
+        assert sim is not None
+        return self.encoder.encode(self._decision, sim.now, self.capacity.free, sim.next_submission)
+
+    def _info(self, parts: dict[str, float]) -> dict[str, Any]:
+        assert self.sim is not None
+        return {
+            "action_mask": self._decision.mask,
+            "invalid_actions": self._invalid,
+            "forced_commands": self.cmd.forced,
+            "reward_parts": parts,
+            "time": self.sim.now,
+        }
+
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self) -> dict[str, Any]:
+        """The arguments, the episode's choice and its actions (the engine is deterministic)."""
+        ep = self._episode
+        return {
+            "render_mode": self.render_mode,
+            "kwargs": self._kwargs,
+            "episode": None if ep is None else (ep.workload_seed, ep.start, len(ep.jobs)),
+            "actions": list(self._actions),
+            "np_random": self._np_random,
+            "spec": self.spec,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Rebuild the env and replay the episode's actions."""
+        self.__init__(state["render_mode"], **state["kwargs"])  # type: ignore[misc]
+        if state["episode"] is not None:
+            seed, start, n = state["episode"]
+            opts = {"workload_seed": seed, "start": start, "n_jobs": n}
+            self._setup(choose_episode(self.config, np.random.default_rng(0), opts))
+            for a in state["actions"]:
+                self.step(a)
+        self._np_random = state["np_random"]
+        self.spec = state["spec"]

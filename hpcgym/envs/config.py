@@ -1,0 +1,133 @@
+"""The environment's settings, gathered in one frozen, JSON-friendly record."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from hpcgym.errors import SpecError
+
+START_LEVELS = ("req", "min", "max", "fit")
+"""Start sizes: requested, smallest accepted, largest accepted, largest accepted that fits now."""
+SHRINK_LEVELS = ("one", "half", "min")
+"""Shrink targets: next accepted size down, largest accepted ``<= size // 2`` (or min), min."""
+EXPAND_LEVELS = ("one", "double", "fit")
+"""Expand targets: next accepted size up, largest accepted ``<= 2 * size``, largest that fits."""
+QUEUE_ORDERS = ("fcfs", "fits_first", "sjf")
+EPISODE_MODES = ("window", "seeded")
+
+
+@dataclass(frozen=True)
+class EnvConfig:
+    """Everything a :class:`~hpcgym.envs.ClusterEnv` is built from (presets are kwargs of this).
+
+    Attributes:
+        workload: Name of a workload set (``hpcgym.workloads.names()``).
+        workload_options: Options of the set (see its ``options``).
+        workload_seed: Seed of the set in ``"window"`` mode (the trace the windows come from).
+        episode: ``"window"``: each episode is a contiguous window of ``n_jobs`` jobs at a random
+            start in the set's workload; ``"seeded"``: each episode loads the set with a seed drawn
+            in ``[0, n_seeds)`` (a new generated case) and keeps its first ``n_jobs`` jobs.
+        n_jobs: Jobs per episode (``None``: all of the workload).
+        n_seeds: Number of distinct set seeds in ``"seeded"`` mode.
+        platform: Nodes per cluster; ``None`` takes the workload's platform.
+        cores: Cores per node (informative) when ``platform`` is given.
+        queue_slots: Queued jobs visible and actionable (the queue window).
+        running_slots: Running jobs visible and actionable (the running window).
+        suspended_slots: Suspended jobs visible and resumable (0 without suspend/resume).
+        start_levels: Sizes a queued job can be started at (names from ``START_LEVELS``).
+        coschedule_levels: CPU share levels (fractions of the job's CPU need, in (0, 1)) at which
+            a queued job can be started onto nodes it shares with others.
+        shrink_levels: Shrink targets of running malleable jobs (``SHRINK_LEVELS``).
+        expand_levels: Expand targets of running malleable jobs (``EXPAND_LEVELS``).
+        grant: Whether the menu has "grant the pending request of running slot r".
+        suspend: Whether the menu has "suspend running slot r" and "resume suspended slot s".
+        queue_order: ``"fcfs"`` (submission order), ``"fits_first"`` (jobs that can start now
+            first, each group in submission order) or ``"sjf"`` (shortest estimate first).
+        reward: A reward name, or a mapping of reward names to weights.
+        observation: Observation encoder name (``"dict"`` or ``"flat"``).
+        action: Action menu name (``"menu"``).
+        invalid_penalty: Reward subtracted for an action the mask forbids (it is a no-op).
+        max_steps: Truncate after this many steps (``None``: ``20 * jobs + 100``).
+        skip_trivial: Advance automatically while "advance" is the only valid action.
+        kill_on_walltime: Kill jobs that exceed their walltime (the engine's setting).
+    """
+
+    workload: str = "swf/lublin256-v0"
+    workload_options: Mapping[str, Any] = field(default_factory=dict)
+    workload_seed: int = 0
+    episode: str = "window"
+    n_jobs: int | None = 256
+    n_seeds: int = 1000
+    platform: tuple[int, ...] | None = None
+    cores: int = 1
+    queue_slots: int = 32
+    running_slots: int = 16
+    suspended_slots: int = 0
+    start_levels: tuple[str, ...] = ("req",)
+    coschedule_levels: tuple[float, ...] = ()
+    shrink_levels: tuple[str, ...] = ()
+    expand_levels: tuple[str, ...] = ()
+    grant: bool = False
+    suspend: bool = False
+    queue_order: str = "fcfs"
+    reward: str | Mapping[str, float] = "bsld"
+    observation: str = "dict"
+    action: str = "menu"
+    invalid_penalty: float = 0.1
+    max_steps: int | None = None
+    skip_trivial: bool = True
+    kill_on_walltime: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("platform", "start_levels", "coschedule_levels"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, tuple(value))
+        for name in ("shrink_levels", "expand_levels"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        self._check_choice("episode", self.episode, EPISODE_MODES)
+        self._check_choice("queue_order", self.queue_order, QUEUE_ORDERS)
+        for lvl in self.start_levels:
+            self._check_choice("start_levels", lvl, START_LEVELS)
+        for lvl in self.shrink_levels:
+            self._check_choice("shrink_levels", lvl, SHRINK_LEVELS)
+        for lvl in self.expand_levels:
+            self._check_choice("expand_levels", lvl, EXPAND_LEVELS)
+        if not self.start_levels:
+            raise SpecError("start_levels needs at least one level")
+        for share in self.coschedule_levels:
+            if not 0.0 < share < 1.0:
+                raise SpecError(f"coschedule_levels are CPU share fractions in (0, 1), got {share}")
+        if self.queue_slots < 1 or self.running_slots < 1:
+            raise SpecError("queue_slots and running_slots must be >= 1")
+        if self.suspend and self.suspended_slots < 1:
+            raise SpecError("suspend=True needs suspended_slots >= 1")
+        if not self.suspend and self.suspended_slots:
+            raise SpecError("suspended_slots > 0 needs suspend=True")
+        if self.n_jobs is not None and self.n_jobs < 1:
+            raise SpecError(f"n_jobs must be >= 1 or None, got {self.n_jobs}")
+        if self.max_steps is not None and self.max_steps < 1:
+            raise SpecError(f"max_steps must be >= 1 or None, got {self.max_steps}")
+
+    @staticmethod
+    def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
+        if value not in allowed:
+            raise SpecError(f"{name}: {value!r} is not one of {allowed}")
+
+    @classmethod
+    def from_kwargs(cls, kwargs: Mapping[str, Any]) -> EnvConfig:
+        """Build from keyword arguments, naming any unknown one."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(kwargs) - known)
+        if unknown:
+            raise SpecError(f"unknown ClusterEnv argument(s) {unknown}; known: {sorted(known)}")
+        return cls(**kwargs)
+
+    @property
+    def weights(self) -> dict[str, float]:
+        """The reward as ``{name: weight}``."""
+        if isinstance(self.reward, str):
+            return {self.reward: 1.0}
+        return {str(k): float(v) for k, v in self.reward.items()}

@@ -1,0 +1,76 @@
+"""Where episodes come from: a window of a workload set, chosen with the env's generator."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hpcgym.envs.config import EnvConfig
+from hpcgym.envs.table import JobTable
+from hpcgym.errors import SpecError
+from hpcgym.sim.platform import Platform
+from hpcgym.sim.spec import JobSpec
+from hpcgym.workloads import load
+from hpcgym.workloads.workload import Workload
+
+
+@functools.lru_cache(maxsize=16)
+def _cached(name: str, seed: int, options_json: str) -> tuple[Workload, JobTable]:
+    # Workloads are immutable: every env of a process shares one copy per (set, seed, options).
+    w = load(name, seed, **json.loads(options_json))
+    return w, JobTable.build(w.jobs)
+
+
+def load_cached(name: str, seed: int, options: Mapping[str, Any]) -> tuple[Workload, JobTable]:
+    """``hpcgym.workloads.load`` and the workload's job table, with a per-process cache."""
+    return _cached(name, int(seed), json.dumps(dict(options), sort_keys=True))
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """The jobs and platform of one episode, and how they were chosen (for replay)."""
+
+    jobs: tuple[JobSpec, ...]
+    table: JobTable
+    platform: Platform
+    workload_seed: int
+    start: int
+
+
+def choose_episode(
+    cfg: EnvConfig, rng: np.random.Generator, options: Mapping[str, Any] | None
+) -> Episode:
+    """Pick the episode's jobs.
+
+    ``options`` may fix ``"start"`` (first job index of the window), ``"workload_seed"`` and
+    ``"n_jobs"``; what is not fixed is drawn from ``rng``.
+    """
+    opts = dict(options or {})
+    unknown = sorted(set(opts) - {"start", "workload_seed", "n_jobs"})
+    if unknown:
+        raise SpecError(f"reset options {unknown} unknown; use start, workload_seed, n_jobs")
+    n_jobs = opts.get("n_jobs", cfg.n_jobs)
+    if cfg.episode == "seeded":
+        seed = opts.get("workload_seed")
+        if seed is None:
+            seed = int(rng.integers(0, cfg.n_seeds))
+    else:
+        seed = int(opts.get("workload_seed", cfg.workload_seed))
+    w, table = load_cached(cfg.workload, seed, cfg.workload_options)
+    total = len(w.jobs)
+    n = total if n_jobs is None else min(int(n_jobs), total)
+    if "start" in opts:
+        start = int(opts["start"])
+        if not 0 <= start <= total - n:
+            raise SpecError(f"reset option start must be in [0, {total - n}], got {start}")
+    elif cfg.episode == "window":
+        start = int(rng.integers(0, total - n + 1))
+    else:
+        start = 0
+    platform = w.platform if cfg.platform is None else Platform.multi(cfg.platform, cfg.cores)
+    return Episode(w.jobs[start : start + n], table.slice(start, start + n), platform, seed, start)

@@ -1,0 +1,197 @@
+"""The env's own bookkeeping of an episode's jobs, indexed by row.
+
+Row ``i`` is the ``i``-th job in submission order (the engine's order). The ledger mirrors each
+job's phase (pending, queued, holding, suspended, ended) with sorted row lists, so that windows
+need no scan; it holds the static columns (a :class:`~hpcgym.envs.table.JobTable`), a cache of
+each holding job's dynamic state, and the running sums the rewards' potentials read. It is
+updated from the engine's ``happened`` list after every ``advance`` and by the env after every
+command it issues: nothing else changes a job, so the caches are exact.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from collections.abc import Callable
+
+import numpy as np
+
+from hpcgym.envs.table import JobTable
+from hpcgym.sim.engine import EngineCore
+from hpcgym.sim.events import EventType
+from hpcgym.sim.job import Job, JobState
+
+PENDING, QUEUED, HOLDING, SUSPENDED, ENDED = 0, 1, 2, 3, 4
+
+_SUBMITTED = EventType.SUBMITTED
+_COMPLETED = EventType.COMPLETED
+_KILLED = EventType.KILLED
+_REJECTED = EventType.REJECTED
+_SUSPENDED = JobState.SUSPENDED
+_RECONFIGURING = JobState.RECONFIGURING
+
+# Columns of ``JobLedger.dyn``.
+SIZE, YIELD, RATE, T_START, ETA_END, EFFICIENCY, RECONFIGS, REQUEST, BUSY = range(9)
+NEVER = 1e30
+"""``ETA_END`` of a job that makes no progress."""
+
+
+class JobLedger:
+    """Row lists per phase, static columns, dynamic cache and reward sums of one episode.
+
+    Attributes:
+        jobs: The engine's ``Job`` of each row.
+        table: Static columns (also reachable as attributes: ``ledger.req``, ...).
+        queued, holding, suspended: Rows in each phase, ascending (submission order).
+        dyn: ``(rows, 9)`` cache of size, yield, rate, first start, estimated end (``ETA_END``:
+            when the walltime estimate runs out at the current rate, ``NEVER`` when not
+            progressing), efficiency at the current size, reconfigurations, pending request and
+            reconfiguring flag.
+        on_touch: Called with the row after every refresh of ``dyn`` (observation caches).
+    """
+
+    def __init__(self, sim: EngineCore, table: JobTable) -> None:
+        self.sim = sim
+        self.jobs: list[Job] = list(sim.jobs.values())
+        self.row_of = {job.spec.id: i for i, job in enumerate(self.jobs)}
+        self.n = n = len(self.jobs)
+        self.table = table
+        self.submit, self.work, self.estimate = table.submit, table.work, table.estimate
+        self.req, self.min, self.max = table.req, table.min, table.max
+        self.cpu_need, self.mem, self.kind = table.cpu_need, table.mem, table.kind
+        self.rule, self.multiple = table.rule, table.multiple
+        self.tau = sim.config.bsld_tau
+        self.inv_bsld_run = (1.0 / np.maximum(table.work, self.tau)).tolist()
+        self._submit = table.submit.tolist()
+        self._estimate = table.estimate.tolist()
+        self.req_list: list[int] = table.req.tolist()
+        self.t_start: list[float] = [0.0] * n
+        self.eta_end: list[float] = [NEVER] * n
+        self.simple = bool(np.all(table.cpu_need == 1.0)) and bool(np.all(table.mem == 0.0))
+        """Every task is a whole node without memory: fits are idle-node counts."""
+        self.queued: list[int] = []
+        self.holding: list[int] = []
+        self.suspended: list[int] = []
+        self.dyn = np.zeros((n, 9))
+        self.on_touch: Callable[[int], None] | None = None
+        # Progress made before each step of the evolving jobs (others need none).
+        self.step_base = {
+            i: np.concatenate(([0.0], np.cumsum([st.duration for st in j.spec.evolution])))
+            for i, j in enumerate(self.jobs)
+            if j.spec.evolution
+        }
+        # Reward sums (see rewards.py).
+        self.bsld_ended = 0.0
+        self.bsld_rate = 0.0
+        self.bsld_offset = 0.0
+        self.wait_started = 0.0
+        self.queued_submit = 0.0
+        self.reconfigurations = 0
+        self.submitted = 0
+        self.ended = 0
+
+    @property
+    def queued_count(self) -> int:
+        """Jobs queued now."""
+        return len(self.queued)
+
+    # ------------------------------------------------------------------ engine events
+    def absorb(self, happened: list[tuple[EventType, Job | None]]) -> None:
+        """Apply what the engine reports after an ``advance``."""
+        row_of = self.row_of
+        for kind, job in happened:
+            if job is None:
+                continue
+            r = row_of[job.spec.id]
+            if kind is _SUBMITTED:
+                self.submitted += 1
+                self.queued.append(r)
+                s = self._submit[r]
+                self.queued_submit += s
+                inv = self.inv_bsld_run[r]
+                self.bsld_rate += inv
+                self.bsld_offset += s * inv
+            elif kind is _COMPLETED or kind is _KILLED:
+                self.holding.remove(r)
+                self._unfinished_gone(r)
+                response = job.end_time - self._submit[r]
+                run = job.end_time - job.start_time
+                self.bsld_ended += max(1.0, response / max(run, self.tau))
+            elif kind is _REJECTED:
+                self.submitted += 1
+                self.ended += 1
+            else:
+                self.touch(r)
+
+    def _unfinished_gone(self, r: int) -> None:
+        self.ended += 1
+        inv = self.inv_bsld_run[r]
+        self.bsld_rate -= inv
+        self.bsld_offset -= self._submit[r] * inv
+
+    # ------------------------------------------------------------------ env commands
+    def started(self, r: int) -> None:
+        """The env started the queued job of row ``r``."""
+        now = self.sim.now
+        self.queued.remove(r)
+        insort(self.holding, r)
+        s = self._submit[r]
+        self.queued_submit -= s
+        self.wait_started += now - s
+        self.dyn[r, T_START] = now
+        self.t_start[r] = now
+        self.touch(r)
+
+    def suspended_job(self, r: int) -> None:
+        """The env suspended the holding job of row ``r``."""
+        self.holding.remove(r)
+        insort(self.suspended, r)
+        self.reconfigurations += 1
+        self.touch(r)
+
+    def resumed(self, r: int) -> None:
+        """The env resumed the suspended job of row ``r``."""
+        self.suspended.remove(r)
+        insort(self.holding, r)
+        self.touch(r)
+
+    def rejected(self, r: int) -> None:
+        """The env rejected the queued job of row ``r``."""
+        self.queued.remove(r)
+        self.queued_submit -= self._submit[r]
+        self._unfinished_gone(r)
+
+    def touch(self, r: int) -> None:
+        """Refresh the dynamic cache of row ``r`` from the engine."""
+        job = self.jobs[r]
+        sim = self.sim
+        spec = job.spec
+        n = job.size
+        if job.state is _SUSPENDED:
+            # The engine keeps no public record of a suspended job's size: see docs/env.md.
+            n = job._saved_size
+        left = sim.remaining_work(job)
+        base = self.step_base.get(r)
+        done = spec.work - left if base is None else base[job.step + 1] - left
+        rate = job.rate
+        now = sim.now
+        row = self.dyn[r]
+        row[SIZE] = n
+        row[YIELD] = job.yield_
+        row[RATE] = rate
+        eta = now + max(self._estimate[r] - done, 0.0) / rate if rate > 0 else NEVER
+        row[ETA_END] = self.eta_end[r] = eta
+        row[EFFICIENCY] = min(1.0, spec.rate(n) * spec.nodes / n) if n else 0.0
+        row[RECONFIGS] = job.reconfigurations
+        row[REQUEST] = job.request
+        row[BUSY] = 1.0 if job.state is _RECONFIGURING else 0.0
+        if self.on_touch is not None:
+            self.on_touch(r)
+
+    # ------------------------------------------------------------------ reward sums
+    def bsld_sum(self, now: float) -> float:
+        """Bounded slowdowns of ended jobs plus ``age / max(work, tau)`` of unfinished ones."""
+        return self.bsld_ended + now * self.bsld_rate - self.bsld_offset
+
+    def wait_sum(self, now: float) -> float:
+        """Waits of started jobs plus the ages of queued ones."""
+        return self.wait_started + now * len(self.queued) - self.queued_submit

@@ -1,0 +1,264 @@
+"""The flat action menu: its fixed layout, what each entry does now, and the mask.
+
+Layout, in this order (blocks a preset does not enable are absent; ``Q``, ``R``, ``U`` are the
+queue, running and suspended window sizes)::
+
+    0                                advance time to the next decision point
+    start      Q x len(start_levels)     start queue slot q at size level l
+    coschedule Q x len(coschedule_levels) start queue slot q at CPU share level c (shared nodes)
+    shrink     R x len(shrink_levels)    shrink running slot r to target k
+    expand     R x len(expand_levels)    expand running slot r to target k
+    grant      R                         grant the pending request of running slot r
+    suspend    R                         suspend running slot r
+    resume     U                         resume suspended slot u
+
+Entry ``(q, l)`` of a block is ``offset + q * levels + l``. :meth:`ActionMenu.decide` computes,
+for the current state, the target of every entry (0 when it is not a legal command); the mask
+and the command an action issues are both read from that one :class:`Decision`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hpcgym.envs.capacity import Capacity
+from hpcgym.envs.commands import Commander
+from hpcgym.envs.config import EnvConfig
+from hpcgym.envs.ledger import SIZE, JobLedger
+from hpcgym.envs.sizes import ceil_sizes, floor_sizes, running_targets
+
+_EVOLVING = 3
+_NONE = np.zeros(0, dtype=np.int64)
+_NONE2 = np.zeros((0, 0), dtype=np.int64)
+_NONE_B = np.zeros(0, dtype=bool)
+
+
+@dataclass(slots=True)
+class Decision:
+    """Windows and the target of every menu entry at one decision point.
+
+    ``start``, ``cosched``, ``shrink``, ``expand``: target sizes (0: entry not legal), indexed
+    ``[slot][level]`` (``start`` is a list of lists on the fast path). ``grant``, ``suspend``,
+    ``resume``: legality flags. ``fits``: whether each queue slot's first start level is legal.
+    Windows list ledger rows.
+    """
+
+    queue_rows: list[int]
+    run_rows: list[int]
+    susp_rows: list[int]
+    start: Any
+    cosched: np.ndarray
+    shrink: np.ndarray
+    expand: np.ndarray
+    grant: np.ndarray
+    suspend: np.ndarray
+    resume: np.ndarray
+    mask: np.ndarray
+    holding: int
+    fits: Any
+
+
+class ActionMenu:
+    """The ``"menu"`` action encoding (see the module docstring for the layout)."""
+
+    def __init__(self, cfg: EnvConfig) -> None:
+        self.cfg = cfg
+        q, r, u = cfg.queue_slots, cfg.running_slots, cfg.suspended_slots
+        sizes = [
+            ("advance", 1, 1),
+            ("start", q, len(cfg.start_levels)),
+            ("coschedule", q, len(cfg.coschedule_levels)),
+            ("shrink", r, len(cfg.shrink_levels)),
+            ("expand", r, len(cfg.expand_levels)),
+            ("grant", r, 1 if cfg.grant else 0),
+            ("suspend", r, 1 if cfg.suspend else 0),
+            ("resume", u, 1 if cfg.suspend else 0),
+        ]
+        self.blocks: dict[str, tuple[int, int, int]] = {}
+        """Block name -> (offset, slots, levels) for the blocks present."""
+        offset = 0
+        for name, slots, levels in sizes:
+            if slots * levels:
+                self.blocks[name] = (offset, slots, levels)
+                offset += slots * levels
+        self.n = offset
+        self._template = np.zeros(self.n, dtype=np.int8)
+        self._template[0] = 1
+        self._start_offset = self.blocks["start"][0]
+        self._running_blocks = any(b in self.blocks for b in ("shrink", "expand", "grant"))
+        self._fast = (
+            cfg.start_levels == ("req",) and cfg.queue_order == "fcfs" and not cfg.coschedule_levels
+        )
+        self._decode = [
+            (name, i // levels, i % levels)
+            for name, (off, slots, levels) in self.blocks.items()
+            for i in range(slots * levels)
+        ]
+
+    def decode(self, action: int) -> tuple[str, int, int]:
+        """``(block, slot, level)`` of an action index."""
+        return self._decode[action]
+
+    def labels(self) -> list[str]:
+        """A readable name for every action index."""
+        cfg = self.cfg
+        levels = {
+            "start": cfg.start_levels,
+            "coschedule": [f"{c:g}" for c in cfg.coschedule_levels],
+            "shrink": cfg.shrink_levels,
+            "expand": cfg.expand_levels,
+        }
+        out = []
+        for name, slot, level in self._decode:
+            if name == "advance":
+                out.append("advance")
+            elif name in levels:
+                out.append(f"{name}[{slot}]@{levels[name][level]}")
+            else:
+                out.append(f"{name}[{slot}]")
+        return out
+
+    # ------------------------------------------------------------------ state -> targets
+    def decide(self, ledger: JobLedger, cap: Capacity) -> Decision:
+        """Windows, targets and mask for the current state."""
+        cfg = self.cfg
+        queued = ledger.queued
+        mask = self._template.copy()
+        off = self._start_offset
+        if self._fast:
+            # Whole-node tasks, one start level ("req"), submission order: plain Python on
+            # the window is cheaper than numpy calls at these sizes.
+            qlist = queued[: cfg.queue_slots]
+            room = cap.max_idle()
+            req = ledger.req_list
+            start: Any = [[x] if x <= room else [0] for x in [req[r] for r in qlist]]
+            fits: Any = [x[0] > 0 for x in start]
+            if qlist:
+                mask[off : off + len(fits)] = fits
+        else:
+            qrows = self._order(ledger, cap, queued)
+            qlist = qrows.tolist()
+            levels = cfg.start_levels
+            start = np.stack([self._start_sizes(ledger, cap, qrows, lvl) for lvl in levels], 1)
+            fits = start[:, 0] > 0
+            mask[off : off + start.size] = start.ravel() > 0
+        return self._rest(ledger, cap, qlist, start, fits, mask)
+
+    def _order(self, ledger: JobLedger, cap: Capacity, queued: list[int]) -> np.ndarray:
+        cfg = self.cfg
+        if cfg.queue_order == "fcfs" or len(queued) <= 1:
+            return np.array(queued[: cfg.queue_slots], dtype=np.int64)
+        allq = np.array(queued, dtype=np.int64)
+        if cfg.queue_order == "fits_first":
+            fits = self._start_sizes(ledger, cap, allq, "req") > 0
+            allq = np.concatenate((allq[fits], allq[~fits]))
+        else:
+            allq = allq[np.argsort(ledger.estimate[allq], kind="stable")]
+        return allq[: cfg.queue_slots]
+
+    def _rest(
+        self,
+        ledger: JobLedger,
+        cap: Capacity,
+        qlist: list[int],
+        start: Any,
+        fits: Any,
+        mask: np.ndarray,
+    ) -> Decision:
+        cfg = self.cfg
+        qrows = np.array(qlist, dtype=np.int64)
+        cosched = _NONE2
+        if cfg.coschedule_levels and qlist:
+            cosched = np.zeros((qrows.size, len(cfg.coschedule_levels)), dtype=np.int64)
+            req = ledger.req[qrows]
+            for c, frac in enumerate(cfg.coschedule_levels):
+                share = ledger.cpu_need[qrows] * frac
+                room = cap.best_room(share, ledger.mem[qrows], False)
+                cosched[:, c] = np.where(req <= room, req, 0)
+            self._put(mask, "coschedule", cosched > 0)
+        holding = ledger.holding
+        rlist = holding[: cfg.running_slots]
+        shrink = expand = _NONE2
+        grant = suspend = resume = _NONE_B
+        slist: list[int] = []
+        if self._running_blocks:
+            shrink, expand, grant = running_targets(ledger, cap, rlist, cfg)
+            self._put(mask, "shrink", shrink > 0)
+            self._put(mask, "expand", expand > 0)
+            self._put(mask, "grant", grant)
+        if cfg.suspend:
+            suspend = np.ones(len(rlist), dtype=bool)
+            self._put(mask, "suspend", suspend)
+            slist = ledger.suspended[: cfg.suspended_slots]
+            if slist:
+                srows = np.array(slist, dtype=np.int64)
+                saved = ledger.dyn[srows, SIZE]
+                room = cap.best_room(ledger.cpu_need[srows], ledger.mem[srows], ledger.simple)
+                resume = saved <= room
+                self._put(mask, "resume", resume)
+        return Decision(
+            qlist,
+            rlist,
+            slist,
+            start,
+            cosched,
+            shrink,
+            expand,
+            grant,
+            suspend,
+            resume,
+            mask,
+            len(holding),
+            fits,
+        )
+
+    def _put(self, mask: np.ndarray, block: str, flags: np.ndarray) -> None:
+        off = self.blocks[block][0] if block in self.blocks else -1
+        if off >= 0 and flags.size:
+            mask[off : off + flags.size] = flags.ravel()
+
+    @staticmethod
+    def _start_sizes(ledger: JobLedger, cap: Capacity, rows: np.ndarray, level: str) -> np.ndarray:
+        """Start size of each row at ``level`` where it is legal now, else 0."""
+        room = cap.best_room(ledger.cpu_need[rows], ledger.mem[rows], ledger.simple)
+        req = ledger.req[rows]
+        if level == "req":
+            return np.where(req <= room, req, 0)
+        rule, mult = ledger.rule[rows], ledger.multiple[rows]
+        lo, hi = ledger.min[rows], ledger.max[rows]
+        if level == "min":
+            size = ceil_sizes(rule, mult, lo, hi, lo)
+        elif level == "max":
+            size = floor_sizes(rule, mult, lo, hi, hi)
+        else:
+            size = floor_sizes(rule, mult, lo, hi, np.broadcast_to(room, lo.shape))
+        # Rigid and evolving jobs start at their requested size only.
+        kind = ledger.kind[rows]
+        size = np.where((kind == 0) | (kind == _EVOLVING), req, size)
+        return np.where((size > 0) & (size <= room), size, 0)
+
+    # ------------------------------------------------------------------ action -> command
+    def apply(self, action: int, d: Decision, cmd: Commander) -> None:
+        """Issue the command of a legal ``action`` (``d.mask[action] == 1``, not advance)."""
+        name, slot, level = self._decode[action]
+        if name == "start":
+            cmd.start(d.queue_rows[slot], int(d.start[slot][level]))
+        elif name == "coschedule":
+            row = d.queue_rows[slot]
+            share = float(cmd.ledger.cpu_need[row] * self.cfg.coschedule_levels[level])
+            cmd.start(row, None, share)
+        elif name == "shrink":
+            cmd.resize(d.run_rows[slot], int(d.shrink[slot, level]))
+        elif name == "expand":
+            cmd.resize(d.run_rows[slot], int(d.expand[slot, level]))
+        elif name == "grant":
+            cmd.grant(d.run_rows[slot])
+        elif name == "suspend":
+            cmd.suspend(d.run_rows[slot])
+        elif name == "resume":
+            cmd.resume(d.susp_rows[slot])
+        else:  # pragma: no cover - advance is handled by the env
+            raise ValueError(f"action {action} ({name}) is not a command")

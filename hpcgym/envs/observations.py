@@ -1,0 +1,198 @@
+"""Observation encoders, chosen by name: ``"dict"`` (default) and ``"flat"``.
+
+Every value lies in ``[0, 1]``. Unbounded quantities are squashed with ``x / (x + c)``
+(``c`` = 1 hour for times, 1 day for the episode clock, 1 for counts); sizes are divided by the
+largest cluster's node count and clipped at 1.
+
+``cluster`` ``(clusters, 4)``: idle node fraction, free CPU fraction (1 - utilization),
+free memory fraction, fraction of nodes partly used (shared).
+
+``queue`` ``(queue_slots, 15)``, one row per queue-window slot (zeros when empty): present,
+wait, estimated run (walltime), requested / min / max size, kind one-hot (rigid, moldable,
+malleable, evolving), parallel efficiency at max size (speedup class), size of an evolving job's
+next step, fits now (its first start level is legal), CPU need per task, memory per task.
+
+``running`` ``(running_slots, 12)``: present, size, min, max, CPU yield, elapsed since start,
+estimated remaining (the walltime minus the progress made, at the current rate; 1 when not
+progressing), parallel efficiency at the current size, reconfigurations (``c / (c + 1)``),
+pending request size, reconfiguring flag, malleable flag.
+
+``suspended`` ``(suspended_slots, 12)`` (presets with suspend only): as ``running``, size being
+the size it resumes at.
+
+``time`` ``(6,)``: episode clock (since the first submission), fraction of jobs submitted,
+fraction ended, queue length (``c`` = queue slots), holding jobs (``c`` = running slots), time
+to the next submission (1 when none is left).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from hpcgym.envs.config import EnvConfig
+from hpcgym.envs.ledger import (
+    BUSY,
+    EFFICIENCY,
+    NEVER,
+    RECONFIGS,
+    REQUEST,
+    SIZE,
+    YIELD,
+    JobLedger,
+)
+from hpcgym.envs.menu import Decision
+
+HOUR = 3600.0
+DAY = 86400.0
+Q_FEATURES = 15
+R_FEATURES = 12
+T_FEATURES = 6
+C_FEATURES = 4
+
+
+class DictObservation:
+    """The ``"dict"`` encoder: a ``Dict`` of float32 boxes in ``[0, 1]`` (see module docstring)."""
+
+    def __init__(self, cfg: EnvConfig, n_clusters: int) -> None:
+        self.cfg = cfg
+        shapes: dict[str, tuple[int, ...]] = {
+            "cluster": (n_clusters, C_FEATURES),
+            "queue": (cfg.queue_slots, Q_FEATURES),
+            "running": (cfg.running_slots, R_FEATURES),
+        }
+        if cfg.suspend:
+            shapes["suspended"] = (cfg.suspended_slots, R_FEATURES)
+        shapes["time"] = (T_FEATURES,)
+        self.shapes = shapes
+        self.space: spaces.Space[Any] = spaces.Dict(
+            {k: spaces.Box(0.0, 1.0, s, dtype=np.float32) for k, s in shapes.items()}
+        )
+
+    def reset(self, ledger: JobLedger, cluster_nodes: list[int], t0: float) -> None:
+        """Prepare the static per-job rows of an episode and hook into the ledger."""
+        self.ledger = ledger
+        self.t0 = t0
+        self.nodes = np.array(cluster_nodes, dtype=float)
+        self.nodes_list = [float(c) for c in cluster_nodes]
+        self.offsets = np.array(ledger.sim.platform.offsets)
+        largest = float(max(cluster_nodes))
+        self.largest = largest
+        n = ledger.n
+        q = np.zeros((n, Q_FEATURES), dtype=np.float32)
+        q[:, 0] = 1.0
+        q[:, 2] = ledger.estimate / (ledger.estimate + HOUR)
+        q[:, 3] = np.minimum(1.0, ledger.req / largest)
+        q[:, 4] = np.minimum(1.0, ledger.min / largest)
+        q[:, 5] = np.minimum(1.0, ledger.max / largest)
+        q[np.arange(n), 6 + ledger.kind] = 1.0
+        q[:, 10] = ledger.table.efficiency_max
+        q[:, 11] = np.minimum(1.0, ledger.table.next_step / largest)
+        q[:, 13] = ledger.cpu_need
+        q[:, 14] = ledger.mem
+        self.static_q = np.concatenate((q, np.zeros((1, Q_FEATURES), dtype=np.float32)))
+        """Static queue features per row, and a zero row (index ``n``) for empty slots."""
+        self._pad_q = [n] * self.cfg.queue_slots
+        self._pad_r = [n] * max(self.cfg.running_slots, self.cfg.suspended_slots)
+        r = np.zeros((n, R_FEATURES), dtype=np.float32)
+        r[:, 0] = 1.0
+        r[:, 2] = q[:, 4]
+        r[:, 3] = q[:, 5]
+        r[:, 11] = ledger.kind == 2
+        self.run_feat = np.concatenate((r, np.zeros((1, R_FEATURES), dtype=np.float32)))
+        """Per-row running features, refreshed on every ledger touch (times filled in later)."""
+        ledger.on_touch = self._touched
+
+    def _touched(self, r: int) -> None:
+        d = self.ledger.dyn[r]
+        f = self.run_feat[r]
+        f[1] = min(1.0, d[SIZE] / self.largest)
+        f[4] = d[YIELD]
+        f[7] = d[EFFICIENCY]
+        f[8] = d[RECONFIGS] / (d[RECONFIGS] + 1.0)
+        f[9] = min(1.0, d[REQUEST] / self.largest)
+        f[10] = d[BUSY]
+
+    def _running(self, rows: list[int], slots: int, now: float) -> np.ndarray:
+        k = len(rows)
+        out = self.run_feat.take(rows + self._pad_r[: slots - k], axis=0)
+        if k:
+            t_start, eta_end = self.ledger.t_start, self.ledger.eta_end
+            el = [now - t_start[r] for r in rows]
+            out[:k, 5] = [x / (x + HOUR) for x in el]
+            eta = [eta_end[r] - now for r in rows]
+            out[:k, 6] = [x / (x + HOUR) if x > 0 else 0.0 for x in eta]
+        return out
+
+    def encode(self, d: Decision, now: float, free: list[int], next_submit: float) -> Any:
+        """The observation of decision point ``d`` at time ``now``."""
+        led = self.ledger
+        cfg = self.cfg
+        rows = d.queue_rows
+        k = len(rows)
+        queue = self.static_q.take(rows + self._pad_q[: cfg.queue_slots - k], axis=0)
+        if k:
+            submit = led._submit
+            wait = [now - submit[r] for r in rows]
+            queue[:k, 1] = [x / (x + HOUR) for x in wait]
+            queue[:k, 12] = d.fits
+        out: dict[str, np.ndarray] = {
+            "cluster": self._cluster(free),
+            "queue": queue,
+            "running": self._running(d.run_rows, cfg.running_slots, now),
+        }
+        if cfg.suspend:
+            out["suspended"] = self._running(d.susp_rows, cfg.suspended_slots, now)
+        n = led.n or 1
+        clock = now - self.t0 if now > self.t0 else 0.0
+        gap = next_submit - now
+        queued, holding = len(led.queued), d.holding
+        out["time"] = np.array(
+            (
+                clock / (clock + DAY),
+                led.submitted / n,
+                led.ended / n,
+                queued / (queued + cfg.queue_slots),
+                holding / (holding + cfg.running_slots),
+                gap / (gap + HOUR) if gap < NEVER else 1.0,
+            ),
+            dtype=np.float32,
+        )
+        return out
+
+    def _cluster(self, free: list[int]) -> np.ndarray:
+        if self.ledger.simple:
+            idle = [f / c for f, c in zip(free, self.nodes_list, strict=True)]
+            rows = [(x, x, 1.0, 0.0) for x in idle]
+            return np.array(rows, dtype=np.float32)
+        out = np.empty((len(free), C_FEATURES), dtype=np.float32)
+        out[:, 0] = np.divide(free, self.nodes)
+        sim = self.ledger.sim
+        cpu, mem = sim.node_cpu_used, sim.node_mem_used
+        out[:, 1] = 1.0 - np.add.reduceat(cpu, self.offsets) / self.nodes
+        out[:, 2] = 1.0 - np.add.reduceat(mem, self.offsets) / self.nodes
+        out[:, 3] = np.add.reduceat((cpu > 0.0) & (cpu < 1.0), self.offsets) / self.nodes
+        return np.clip(out, 0.0, 1.0)
+
+
+class FlatObservation(DictObservation):
+    """The ``"flat"`` encoder: the ``"dict"`` arrays concatenated in their key order."""
+
+    def __init__(self, cfg: EnvConfig, n_clusters: int) -> None:
+        super().__init__(cfg, n_clusters)
+        size = sum(int(np.prod(s)) for s in self.shapes.values())
+        self.space = spaces.Box(0.0, 1.0, (size,), dtype=np.float32)
+
+    def encode(self, d: Decision, now: float, free: list[int], next_submit: float) -> Any:
+        """The flattened observation."""
+        parts = super().encode(d, now, free, next_submit)
+        return np.concatenate([p.ravel() for p in parts.values()])
+
+
+OBSERVATIONS: dict[str, type[DictObservation]] = {
+    "dict": DictObservation,
+    "flat": FlatObservation,
+}
+"""Observation encoders by name; add your own subclass here to make it selectable."""

@@ -1,0 +1,85 @@
+"""Every registered id of hpcgym, in one place (run when :mod:`hpcgym` is imported).
+
+Each preset is ``ClusterEnv`` with keyword arguments: the workload set it draws episodes from,
+the platform, the windows and the menu blocks of its setting. Arguments are JSON-friendly, so
+``gymnasium.spec(id).to_json()`` round-trips.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gymnasium.envs.registration import register, registry
+
+ENTRY_POINT = "hpcgym.envs.cluster_env:ClusterEnv"
+
+_ELASTIC: dict[str, Any] = {
+    "start_levels": ["req", "min", "max", "fit"],
+    "shrink_levels": ["one", "half", "min"],
+    "expand_levels": ["one", "double", "fit"],
+}
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # Classic batch: rigid jobs of the Lublin model trace used by RLScheduler, 256 nodes.
+    "hpcgym/Rigid-v0": {
+        "workload": "swf/lublin256-v0",
+        "platform": [256],
+        "n_jobs": 256,
+        "queue_slots": 32,
+        "running_slots": 16,
+        "reward": "bsld",
+    },
+    # MEBF setting: SDSC SP2 with 60% malleable jobs, power-law speedups, redistribution costs.
+    "hpcgym/Malleable-v0": {
+        "workload": "elastic/sdsc-sp2-mebf-v0",
+        "platform": [128],
+        "n_jobs": 256,
+        "queue_slots": 16,
+        "running_slots": 16,
+        **_ELASTIC,
+        "reward": "bsld",
+    },
+    # Klein-Perez evolving applications: each episode a generated test case on 75 nodes.
+    "hpcgym/Evolving-v0": {
+        "workload": "synthetic/evolving-klein-v0",
+        "platform": [75],
+        "episode": "seeded",
+        "n_jobs": None,
+        "queue_slots": 8,
+        "running_slots": 8,
+        "grant": True,
+        "reward": "makespan",
+    },
+    # DFRS / SD-Policy setting: fractional CPU needs and memory, co-scheduling, suspend/resume.
+    "hpcgym/Shared-v0": {
+        "workload": "synthetic/lublin-dfrs-128-v0",
+        "platform": [128],
+        "cores": 4,
+        "n_jobs": 256,
+        "queue_slots": 16,
+        "running_slots": 16,
+        "coschedule_levels": [0.5],
+        "suspend": True,
+        "suspended_slots": 8,
+        "reward": "bsld",
+    },
+    # KOALA setting: malleable GADGET-2/FT mix on the five DAS-3 clusters.
+    "hpcgym/MultiCluster-v0": {
+        "workload": "synthetic/koala-mix-v0",
+        "platform": [170, 82, 136, 92, 64],
+        "episode": "seeded",
+        "n_jobs": None,
+        "queue_slots": 16,
+        "running_slots": 16,
+        **_ELASTIC,
+        "reward": "bsld",
+    },
+}
+"""Keyword arguments of every preset id."""
+
+
+def register_presets() -> None:
+    """Register every preset (ids already registered are left alone)."""
+    for env_id, kwargs in PRESETS.items():
+        if env_id not in registry:
+            register(id=env_id, entry_point=ENTRY_POINT, kwargs=kwargs)

@@ -1,0 +1,158 @@
+"""Rewards, chosen by name: dense, and summing over an episode to minus the episode objective.
+
+Each term has a *potential*: a running estimate of its episode objective that is cheap to read
+at any decision point, 0 before the first submission. The reward of a step is minus the
+potential's change over the step; at the last step of a finished episode the potential is
+replaced by the objective itself, read from ``hpcgym.sim.metrics`` (``sim.result().summary``),
+so that the rewards of a finished episode sum to exactly minus the objective. On truncation they
+sum to minus the potential at that point.
+
+| name | objective (summary) | potential |
+|---|---|---|
+| ``bsld`` | ``mean_bsld`` | (ended jobs' bsld + ``age / max(work, tau)`` of the others) / jobs |
+| ``wait`` | ``mean_wait`` / 3600 | (started jobs' waits + queued jobs' ages) / jobs / 3600 |
+| ``utilization`` | ``normalized_underutilization`` | engine's underutilization so far / work |
+| ``makespan`` | ``makespan`` / lower bound | (now - first submission) / lower bound |
+| ``reconfiguration`` | reconfigurations, preemptions, migrations / jobs | the same so far |
+
+The makespan lower bound is the larger of the submission span and the node-seconds of work
+over the platform's nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from hpcgym.envs.ledger import JobLedger
+from hpcgym.errors import SpecError
+from hpcgym.sim.engine import EngineCore
+
+
+class RewardTerm:
+    """One term: ``potential(now)`` while running, ``objective(summary)`` at the end."""
+
+    name = ""
+
+    def reset(self, ledger: JobLedger, sim: EngineCore) -> None:
+        """Bind to a new episode."""
+        self.ledger = ledger
+        self.sim = sim
+        self.n = max(ledger.n, 1)
+
+    def potential(self, now: float) -> float:
+        """The running estimate of the objective."""
+        raise NotImplementedError
+
+    def objective(self, summary: Mapping[str, float]) -> float:
+        """The episode objective (lower is better)."""
+        raise NotImplementedError
+
+
+class BoundedSlowdown(RewardTerm):
+    """Mean bounded slowdown (``tau`` from the engine config)."""
+
+    name = "bsld"
+
+    def potential(self, now: float) -> float:  # noqa: D102
+        return self.ledger.bsld_sum(now) / self.n
+
+    def objective(self, summary: Mapping[str, float]) -> float:  # noqa: D102
+        return summary["mean_bsld"]
+
+
+class Wait(RewardTerm):
+    """Mean wait in hours."""
+
+    name = "wait"
+
+    def potential(self, now: float) -> float:  # noqa: D102
+        return self.ledger.wait_sum(now) / self.n / 3600.0
+
+    def objective(self, summary: Mapping[str, float]) -> float:  # noqa: D102
+        return summary["mean_wait"] / 3600.0
+
+
+class Utilization(RewardTerm):
+    """Normalized underutilization (the DFRS measure): idle demanded capacity over the work."""
+
+    name = "utilization"
+
+    def potential(self, now: float) -> float:  # noqa: D102
+        work = self.sim.total_demand_work
+        return self.sim.underutilization / work if work > 0 else 0.0
+
+    def objective(self, summary: Mapping[str, float]) -> float:  # noqa: D102
+        return summary["normalized_underutilization"]
+
+
+class Makespan(RewardTerm):
+    """Makespan over a lower bound of it."""
+
+    name = "makespan"
+
+    def reset(self, ledger: JobLedger, sim: EngineCore) -> None:  # noqa: D102
+        super().reset(ledger, sim)
+        self.t0 = float(ledger.submit[0]) if ledger.n else 0.0
+        span = float(ledger.submit[-1] - ledger.submit[0]) if ledger.n else 0.0
+        area = float((ledger.work * ledger.req * ledger.cpu_need).sum())
+        self.scale = max(span, area / sim.platform.total_nodes, 1.0)
+
+    def potential(self, now: float) -> float:  # noqa: D102
+        return max(now - self.t0, 0.0) / self.scale
+
+    def objective(self, summary: Mapping[str, float]) -> float:  # noqa: D102
+        return summary["makespan"] / self.scale
+
+
+class Reconfiguration(RewardTerm):
+    """Reconfigurations, preemptions and migrations per job."""
+
+    name = "reconfiguration"
+
+    def potential(self, now: float) -> float:  # noqa: D102
+        return self.ledger.reconfigurations / self.n
+
+    def objective(self, summary: Mapping[str, float]) -> float:  # noqa: D102
+        total = summary["reconfigurations"] + summary["preemptions"] + summary["migrations"]
+        return total / self.n
+
+
+REWARDS: dict[str, type[RewardTerm]] = {
+    t.name: t for t in (BoundedSlowdown, Wait, Utilization, Makespan, Reconfiguration)
+}
+"""Reward terms by name; add your own subclass here to make it selectable."""
+
+
+class Rewarder:
+    """A weighted sum of terms, with per-term parts."""
+
+    def __init__(self, weights: Mapping[str, float]) -> None:
+        unknown = sorted(set(weights) - set(REWARDS))
+        if unknown or not weights:
+            raise SpecError(f"unknown reward(s) {unknown}; choose from {sorted(REWARDS)}")
+        self.terms = [(REWARDS[k](), float(w)) for k, w in weights.items()]
+        self.phi: list[float] = []
+
+    def reset(self, ledger: JobLedger, sim: EngineCore) -> None:
+        """Bind every term to a new episode."""
+        for term, _ in self.terms:
+            term.reset(ledger, sim)
+        self.phi = [term.potential(sim.now) for term, _ in self.terms]
+
+    def step(
+        self, now: float, summary: Mapping[str, float] | None
+    ) -> tuple[float, dict[str, float]]:
+        """Reward since the previous call and its parts (``summary`` given at the end)."""
+        parts: dict[str, float] = {}
+        total = 0.0
+        for i, (term, w) in enumerate(self.terms):
+            new = term.objective(summary) if summary is not None else term.potential(now)
+            r = -w * (new - self.phi[i])
+            self.phi[i] = new
+            parts[term.name] = r
+            total += r
+        return total, parts
+
+    def objectives(self, summary: Mapping[str, float]) -> dict[str, float]:
+        """Every term's objective for ``summary``."""
+        return {term.name: term.objective(summary) for term, _ in self.terms}

@@ -1,0 +1,118 @@
+"""Size arithmetic under a job's size rule, and the resize and grant targets of running jobs.
+
+Rule codes follow ``hpcgym.envs.ledger.RULES``: 0 any size, 1 powers of two, 2 multiples of k.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hpcgym.envs.capacity import Capacity
+from hpcgym.envs.config import EnvConfig
+from hpcgym.envs.ledger import JobLedger
+from hpcgym.sim.job import JobState
+
+_RUNNING = JobState.RUNNING
+_MALLEABLE = 2
+
+
+def accepted_floor(rule: int, multiple: int, lo: int, hi: int, x: int) -> int:
+    """Largest size in ``[lo, min(hi, x)]`` that the size rule accepts, or 0."""
+    x = min(hi, x)
+    if x < lo or x < 1:
+        return 0
+    if rule == 1:
+        x = 1 << (x.bit_length() - 1)
+    elif rule == 2:
+        x -= x % multiple
+    return x if x >= lo else 0
+
+
+def accepted_ceil(rule: int, multiple: int, lo: int, hi: int, x: int) -> int:
+    """Smallest size in ``[max(lo, x), hi]`` that the size rule accepts, or 0."""
+    x = max(lo, x, 1)
+    if x > hi:
+        return 0
+    if rule == 1:
+        x = 1 << (x - 1).bit_length()
+    elif rule == 2:
+        x = multiple * math.ceil(x / multiple)
+    return x if x <= hi else 0
+
+
+def floor_sizes(
+    rule: np.ndarray, multiple: np.ndarray, lo: np.ndarray, hi: np.ndarray, x: np.ndarray
+) -> np.ndarray:
+    """Vectorized :func:`accepted_floor`."""
+    x = np.minimum(hi, x)
+    safe = np.maximum(x, 1)
+    pow2 = np.left_shift(1, np.floor(np.log2(safe)).astype(np.int64))
+    out = np.where(rule == 1, pow2, np.where(rule == 2, x - x % multiple, x))
+    return np.where((x >= lo) & (x >= 1) & (out >= lo), out, 0)
+
+
+def ceil_sizes(
+    rule: np.ndarray, multiple: np.ndarray, lo: np.ndarray, hi: np.ndarray, x: np.ndarray
+) -> np.ndarray:
+    """Vectorized :func:`accepted_ceil`."""
+    x = np.maximum(np.maximum(lo, x), 1)
+    pow2 = np.left_shift(1, np.ceil(np.log2(x)).astype(np.int64))
+    mult = multiple * -(-x // multiple)
+    out = np.where(rule == 1, pow2, np.where(rule == 2, mult, x))
+    return np.where(out <= hi, out, 0)
+
+
+def running_targets(
+    ledger: JobLedger, cap: Capacity, rows: list[int], cfg: EnvConfig
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Shrink and expand target sizes (0: not legal) and grant flags of the running window.
+
+    Shrink targets: ``one`` the next accepted size below, ``half`` the largest accepted size
+    ``<= size // 2`` (else the smallest accepted), ``min`` the smallest accepted. Expand targets:
+    ``one`` the next accepted size above, ``double`` the largest accepted ``<= 2 * size``,
+    ``fit`` the largest accepted that the job's cluster has room for. Only running (not
+    reconfiguring) malleable jobs resize; a grant needs room for the extra tasks.
+    """
+    n_s, n_e = len(cfg.shrink_levels), len(cfg.expand_levels)
+    shrink = np.zeros((len(rows), n_s), dtype=np.int64)
+    expand = np.zeros((len(rows), n_e), dtype=np.int64)
+    grant = np.zeros(len(rows) if cfg.grant else 0, dtype=bool)
+    if not (n_s or n_e or cfg.grant):
+        return shrink, expand, grant
+    for i, r in enumerate(rows):
+        job = ledger.jobs[r]
+        if job.state is not _RUNNING:
+            continue
+        n = job.size
+        need, mem = float(ledger.cpu_need[r]), float(ledger.mem[r])
+        if cfg.grant and job.request:
+            grant[i] = job.request - n <= cap.room_in(job.cluster, need, mem, ledger.simple)
+        if ledger.kind[r] != _MALLEABLE:
+            continue
+        rule, mult = int(ledger.rule[r]), int(ledger.multiple[r])
+        lo, hi = int(ledger.min[r]), int(ledger.max[r])
+        for k, level in enumerate(cfg.shrink_levels):
+            if level == "one":
+                t = accepted_floor(rule, mult, lo, hi, n - 1)
+            elif level == "half":
+                t = accepted_floor(rule, mult, lo, hi, n // 2) or accepted_ceil(
+                    rule, mult, lo, hi, lo
+                )
+            else:
+                t = accepted_ceil(rule, mult, lo, hi, lo)
+            if 0 < t < n:
+                shrink[i, k] = t
+        if n_e:
+            room = cap.room_in(job.cluster, need, mem, ledger.simple)
+            for k, level in enumerate(cfg.expand_levels):
+                if level == "one":
+                    t = accepted_ceil(rule, mult, lo, hi, n + 1)
+                elif level == "double":
+                    t = accepted_floor(rule, mult, lo, hi, 2 * n)
+                else:
+                    t = accepted_floor(rule, mult, lo, hi, n + room)
+                if n < t <= n + room:
+                    expand[i, k] = t
+    return shrink, expand, grant

@@ -1,0 +1,71 @@
+"""Static per-job columns of a workload, built once per workload and sliced per episode."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from hpcgym.sim.spec import JobKind, JobSpec, SizeRule
+
+KINDS = (JobKind.RIGID, JobKind.MOLDABLE, JobKind.MALLEABLE, JobKind.EVOLVING)
+"""Kind codes: the index in this tuple."""
+RULES = (SizeRule.ANY, SizeRule.POWER_OF_TWO, SizeRule.MULTIPLE)
+"""Size-rule codes: the index in this tuple."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobTable:
+    """One array per static job attribute, row ``i`` for job ``i`` in submission order.
+
+    ``estimate`` is the walltime, or the work when the workload has none; ``efficiency_max``
+    the parallel efficiency at ``max`` relative to ``req``; ``next_step`` an evolving job's
+    second-step size (0 otherwise); ``kind`` and ``rule`` are codes (``KINDS``, ``RULES``).
+    """
+
+    submit: np.ndarray
+    work: np.ndarray
+    estimate: np.ndarray
+    req: np.ndarray
+    min: np.ndarray
+    max: np.ndarray
+    cpu_need: np.ndarray
+    mem: np.ndarray
+    kind: np.ndarray
+    rule: np.ndarray
+    multiple: np.ndarray
+    efficiency_max: np.ndarray
+    next_step: np.ndarray
+
+    @classmethod
+    def build(cls, specs: Sequence[JobSpec]) -> JobTable:
+        """The table of ``specs``."""
+        n = len(specs)
+
+        def col(values: list[float] | list[int], dtype: type = np.float64) -> np.ndarray:
+            return np.array(values, dtype=dtype).reshape(n)
+
+        return cls(
+            submit=col([s.submit for s in specs]),
+            work=col([s.work for s in specs]),
+            estimate=col([s.walltime if s.walltime is not None else s.work for s in specs]),
+            req=col([s.nodes for s in specs], np.int64),
+            min=col([s.min_nodes for s in specs], np.int64),
+            max=col([s.max_nodes for s in specs], np.int64),
+            cpu_need=col([s.cpu_need for s in specs]),
+            mem=col([s.mem for s in specs]),
+            kind=col([KINDS.index(s.kind) for s in specs], np.int64),
+            rule=col([RULES.index(s.size_rule) for s in specs], np.int64),
+            multiple=col([s.size_multiple for s in specs], np.int64),
+            efficiency_max=col(
+                [min(1.0, s.rate(s.max_nodes) * s.nodes / s.max_nodes) for s in specs]
+            ),
+            next_step=col(
+                [s.evolution[1].nodes if len(s.evolution) > 1 else 0 for s in specs], np.int64
+            ),
+        )
+
+    def slice(self, start: int, stop: int) -> JobTable:
+        """Rows ``[start, stop)`` (views, no copy)."""
+        return JobTable(*(getattr(self, f)[start:stop] for f in self.__slots__))
