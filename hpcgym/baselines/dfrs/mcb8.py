@@ -187,16 +187,12 @@ def search(
     """
     active = _memory_prune(list(jobs), n_nodes)
     while active:
-        req0 = requirements(active, 0.0)
-        base = pack(active, req0, n_nodes) if req0 is not None else None
-        if base is None:
-            active = active[:-1]
-            continue
         req1 = requirements(active, 1.0)
         top = pack(active, req1, n_nodes) if req1 is not None else None
         if top is not None:
             return top, 1.0
-        lo, hi, best = 0.0, 1.0, base
+        lo, hi = 0.0, 1.0
+        best: dict[int, list[int]] | None = None
         if linear and req1 is not None:
             # No value above the platform's CPU over the total requirement at 1 can pack.
             total = sum(req1[k] * j.tasks for k, j in enumerate(active))
@@ -212,6 +208,13 @@ def search(
             else:
                 lo, best = mid, got
             steps += 1
+        if best is None:
+            # Nothing above 0 packed: the value 0 (memory only) decides whether to drop a job.
+            req0 = requirements(active, 0.0)
+            best = pack(active, req0, n_nodes) if req0 is not None else None
+            if best is None:
+                active = active[:-1]
+                continue
         return best, lo
     return {}, 0.0
 
