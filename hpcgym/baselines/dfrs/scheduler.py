@@ -78,7 +78,7 @@ class DFRSScheduler(BaseScheduler):
             return
         if len(sim.platform.clusters) != 1:
             raise SpecError("DFRS schedules a single cluster of identical nodes")
-        if tick and cfg.periodic != "none" and sim.config.tick != cfg.period:
+        if cfg.periodic != "none" and sim.config.tick != cfg.period:
             raise SpecError(
                 f"{cfg.name} needs SimConfig(tick={cfg.period:g}), got tick={sim.config.tick}"
             )

@@ -134,7 +134,7 @@ def tables(df: pd.DataFrame) -> str:
         "|---|---:|---:|---:|---:|",
     ]
     hg = high.groupby("algorithm")
-    for a in sorted(hg.groups, key=lambda a: order.get(a, 99)):
+    for a in sorted(hg.groups, key=lambda a: order.get(str(a), 99)):
         part = hg.get_group(a)
         cells = [f"{part[c].mean():.2f} ({part[c].max():.2f})" for c in cols]
         out.append(f"| {a} | " + " | ".join(cells) + " |")
@@ -148,7 +148,7 @@ def tables(df: pd.DataFrame) -> str:
         out += ["|---|---:|---:|---:|---:|---:|"]
         for a, part in zero.groupby("algorithm"):
             out.append(
-                f"| {a} | {part['degradation'].mean():.1f} | {part['degradation'].max():.1f} | "
+                f"| {a!s} | {part['degradation'].mean():.1f} | {part['degradation'].max():.1f} | "
                 f"{part['pmtn_per_job'].mean():.2f} | {part['mig_per_job'].mean():.2f} | "
                 f"{part['nuu'].mean():.3f} |"
             )
@@ -184,7 +184,10 @@ def main() -> None:
                 flush=True,
             )
     df = pd.DataFrame(rows)
-    df["bound"] = [bounds[(r.seed, r.load, r.jobs)] for r in df.itertuples()]
+    df["bound"] = [
+        bounds[(int(s), float(ld), int(n))]
+        for s, ld, n in zip(df["seed"], df["load"], df["jobs"], strict=True)
+    ]
     df["degradation"] = df["max_bounded_stretch"] / df["bound"]
     if args.csv:
         df.to_csv(args.csv, index=False)
