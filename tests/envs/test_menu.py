@@ -159,7 +159,7 @@ def test_mask_on_long_random_trajectories(world: str, seed: int, worlds: SimpleN
 def check_menu(world: str, worlds: SimpleNamespace, seed: int, states: int) -> None:
     env = worlds.make(world, skip_trivial=False)
     rng = np.random.default_rng(seed)
-    obs, info = env.reset(seed=0)
+    _obs, info = env.reset(seed=0)
     checked = 0
     for _ in range(states):
         mask = info["action_mask"]
@@ -180,9 +180,9 @@ def check_menu(world: str, worlds: SimpleNamespace, seed: int, states: int) -> N
                 assert engine_state(stepped.sim) == engine_state(env.sim)
                 assert step_info["invalid_actions"] == info["invalid_actions"] + 1
             checked += 1
-        obs, _, term, trunc, info = env.step(worlds.policy(info, rng))
+        _, _, term, trunc, info = env.step(worlds.policy(info, rng))
         if term or trunc:
-            obs, info = env.reset()
+            _, info = env.reset()
     assert checked >= states * 4
 
 
@@ -198,7 +198,7 @@ def test_rigid_layout_and_start_by_hand(worlds: SimpleNamespace) -> None:
     ]
     obs, info = env.reset(seed=0)
     assert info["action_mask"].tolist() == [1, 1, 1, 0, 0]  # jobs 1 (2 nodes), 2 (3 nodes)
-    obs, r, term, trunc, info = env.step(1)
+    obs, _r, _term, _trunc, info = env.step(1)
     sim = env.sim
     assert sim is not None
     assert sim.jobs[1].nodes.tolist() == [0, 1] and sim.free_nodes() == 2
@@ -214,7 +214,7 @@ def test_invalid_action_is_a_penalized_no_op(worlds: SimpleNamespace) -> None:
     env.reset(seed=0)
     assert env.sim is not None
     before = engine_state(env.sim)
-    _, r, term, trunc, info = env.step(4)
+    _, r, _term, _trunc, info = env.step(4)
     assert engine_state(env.sim) == before
     assert info["invalid_actions"] == 1 and info["reward_parts"]["invalid"] == -0.5
     assert r == pytest.approx(-0.5)

@@ -103,12 +103,12 @@ def test_observations_stay_in_their_space(env_id: str) -> None:
 def test_pickle_round_trip_mid_episode(env_id: str) -> None:
     env = gym.make(env_id)
     rng = np.random.default_rng(5)
-    obs, info = env.reset(seed=5)
+    _obs, info = env.reset(seed=5)
     for _ in range(40):
         legal = np.flatnonzero(info["action_mask"])
-        obs, _, term, trunc, info = env.step(int(legal[rng.integers(legal.size)]))
+        _, _, term, trunc, info = env.step(int(legal[rng.integers(legal.size)]))
         if term or trunc:
-            obs, info = env.reset()
+            _, info = env.reset()
     copy = pickle.loads(pickle.dumps(env))
     assert copy.spec == env.spec
     for _ in range(40):
@@ -131,5 +131,5 @@ def test_spec_to_json_round_trip(env_id: str) -> None:
     back = EnvSpec.from_json(text)
     assert back == spec
     env = gym.make(back)
-    obs, info = env.reset(seed=0)
+    obs, _info = env.reset(seed=0)
     assert env.observation_space.contains(obs)
