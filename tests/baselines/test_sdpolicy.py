@@ -222,3 +222,27 @@ def test_config_validation_and_presets() -> None:
         SDPolicy(**kwargs)
     with pytest.raises(SpecError):
         Simulator(Platform.multi([2, 2]), [mall(1, 0, 10, 2)]).run(SDPolicy())
+
+
+def test_static_variant_matches_the_projects_easy_on_a_trace() -> None:
+    from hpcgym.baselines import EasyBackfill
+    from hpcgym.workloads import load, transforms
+
+    w = transforms.first(load("swf/kth-sp2-v0"), 300)
+    starts = []
+    for sched in (SDPolicy(coschedule=False), EasyBackfill()):
+        sim = Simulator(w.platform, w.jobs)
+        sched.run(sim)
+        starts.append([j.start_time for j in sim.jobs.values()])
+    assert starts[0] == starts[1]
+
+
+def test_coscheduling_on_a_malleable_trace_completes_every_job() -> None:
+    from hpcgym.workloads import ElasticConfig, annotate_elastic, load, transforms
+
+    w = annotate_elastic(transforms.first(load("swf/kth-sp2-v0"), 400), ElasticConfig(), 0)
+    sim = Simulator(w.platform, w.jobs, NO_KILL)
+    pol = SDPolicy(max_slowdown=math.inf)
+    pol.run(sim)
+    assert sim.counts["completed"] == len(w.jobs)
+    assert pol.coscheduled and not pol.guests and not pol.mate_of
