@@ -28,7 +28,7 @@ from hpcgym.sim.events import EventType
 from hpcgym.sim.job import Job, JobState
 from hpcgym.sim.nodes import EPS, SHARED, WHOLE, NodePool, uniform_share
 from hpcgym.sim.platform import Platform
-from hpcgym.sim.spec import JobKind, JobSpec
+from hpcgym.sim.spec import JobKind, JobSpec, SizeRule
 
 # Enum members as module constants: attribute access on an Enum class is slow in the hot path.
 _PENDING = JobState.PENDING
@@ -40,6 +40,7 @@ _COMPLETED = JobState.COMPLETED
 _KILLED = JobState.KILLED
 _REJECTED = JobState.REJECTED
 _K_EVOLVING = JobKind.EVOLVING
+_ANY = SizeRule.ANY
 _E_SUBMITTED = EventType.SUBMITTED
 _E_COMPLETED = EventType.COMPLETED
 _E_KILLED = EventType.KILLED
@@ -64,6 +65,13 @@ class Scheduler(Protocol):
     def schedule(self, sim: Simulator) -> None:
         """Inspect ``sim`` and issue commands; called once per decision point."""
         ...
+
+
+def _cpu_work(spec: JobSpec) -> float:
+    """CPU-seconds a job needs at its requested size (an evolving job: step by step)."""
+    if spec.kind is _K_EVOLVING:
+        return sum(s.duration * s.nodes for s in spec.evolution) * spec.cpu_need
+    return spec.work * spec.nodes * spec.cpu_need
 
 
 class EngineCore:
@@ -114,7 +122,8 @@ class EngineCore:
         self.demand_area = 0.0
         """Integral of ``min(capacity, demand)``, demand being the CPU needs of the submitted,
         unfinished jobs (DFRS), in CPU-seconds."""
-        self.total_demand_work = sum(s.work * s.nodes * s.cpu_need for s in specs)
+        self.total_demand_work = sum(_cpu_work(s) for s in specs)
+        """CPU-seconds the workload needs at requested sizes (DFRS's normalization)."""
         if self.config.tick is not None and specs:
             self._push(specs[0].submit + self.config.tick, _TICK, None, 0)
         # Read-only views for schedulers.
@@ -238,6 +247,15 @@ class EngineCore:
         subs = self._sub_times
         n = self._n_total
         while self._n_ended < n:
+            # Drop stale events first: they must not move the clock.
+            while heap:
+                top = heap[0]
+                job = top[3]
+                if job is None or top[4] == (
+                    job._wt_version if top[1] == _WALLTIME else job._version
+                ):
+                    break
+                heappop(heap)
             i = self._next_sub
             if heap:
                 t = heap[0][0]
@@ -466,12 +484,18 @@ class EngineCore:
                 self._demand_total = 0.0
 
     def _can_ever_fit(self, spec: JobSpec) -> bool:
-        if spec.cpu_need == 1.0 and spec.kind is not _K_EVOLVING:
-            return spec.min_nodes <= self._largest
+        """Whether the job's smallest accepted size (evolving: its largest step) can ever fit."""
+        if spec.kind is _K_EVOLVING:
+            need = spec.max_nodes
+        elif spec.size_rule is _ANY:
+            need = spec.min_nodes
+        else:
+            need = int(spec.sizes()[0])
+        if spec.cpu_need == 1.0 and spec.mem <= 1.0:
+            return need <= self._largest
         per_node = math.floor((1.0 + EPS) / spec.cpu_need)
         if spec.mem > 0:
             per_node = min(per_node, math.floor((1.0 + EPS) / spec.mem))
-        need = spec.max_nodes if spec.kind is _K_EVOLVING else spec.min_nodes
         return need <= per_node * self._largest
 
     def _complete(self, job: Job) -> None:

@@ -5,7 +5,8 @@ Per job (one row each, every submitted job present): ``wait`` (first start - sub
 ``bsld`` (bounded slowdown, ``max(1, response / max(run, tau))``), ``stretch`` (response / the
 job's time alone at its requested size, ``work``), ``bounded_stretch``
 (``max(response, tau) / max(work, tau)``), ``waste`` (CPU-seconds held without progress),
-and the reconfiguration, preemption and migration counts. Rejected jobs have NaN times.
+and the reconfiguration, preemption and migration counts. Rejected jobs have NaN times (start,
+end and all durations); their rejection time stays on ``Job.end_time``.
 
 Per episode: counts per outcome, mean and max of the per-job metrics over started jobs,
 ``makespan`` (last end - first submission), ``utilization`` (allocated CPU-seconds over capacity
@@ -51,7 +52,8 @@ def job_table(sim: EngineCore) -> pd.DataFrame:
     tau = sim.config.bsld_tau
     submit = np.array([j.spec.submit for j in jobs])
     start = np.array([j.start_time for j in jobs])
-    end = np.array([j.end_time for j in jobs])
+    # A job that never started (rejected) has no times at all, so it cannot stretch makespan.
+    end = np.where(np.isnan(start), np.nan, np.array([j.end_time for j in jobs]))
     work = np.array([j.spec.work for j in jobs])
     wait = start - submit
     response = end - submit
