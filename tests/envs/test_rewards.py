@@ -1,0 +1,96 @@
+"""Rewards are dense and sum over a finished episode to minus the episode objective."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import hpcgym  # noqa: F401
+from hpcgym.envs import REWARDS
+
+
+def objective_from_summary(name: str, s: dict[str, float]) -> float | None:
+    """The objective of each reward, read from the summary independently of the env."""
+    if name == "bsld":
+        return s["mean_bsld"]
+    if name == "wait":
+        return s["mean_wait"] / 3600.0
+    if name == "utilization":
+        return s["normalized_underutilization"]
+    if name == "reconfiguration":
+        return (s["reconfigurations"] + s["preemptions"] + s["migrations"]) / s["jobs"]
+    return None  # makespan: divided by a lower bound the summary does not hold
+
+
+def play(env: gym.Env[Any, Any], seed: int) -> tuple[list[float], list[dict[str, float]], Any]:
+    rng = np.random.default_rng(seed)
+    _, info = env.reset(seed=seed)
+    rewards, parts = [], []
+    while True:
+        legal = np.flatnonzero(info["action_mask"])
+        _, r, term, trunc, info = env.step(int(legal[rng.integers(legal.size)]))
+        rewards.append(float(r))
+        parts.append(info["reward_parts"])
+        if term or trunc:
+            return rewards, parts, (term, info)
+
+
+@pytest.mark.parametrize("reward", sorted(REWARDS))
+@pytest.mark.parametrize(
+    "world",
+    [
+        "test/rigid-tiny-v0",
+        "test/malleable-tiny-v0",
+        "test/evolving-tiny-v0",
+        "test/shared-tiny-v0",
+        "test/multi-tiny-v0",
+    ],
+)
+def test_return_is_minus_the_objective(world: str, reward: str, worlds: SimpleNamespace) -> None:
+    for seed in range(3):
+        env = worlds.make(world, reward=reward, max_steps=10_000)
+        rewards, _, (term, info) = play(env, seed)
+        assert term
+        objective = info["objectives"][reward]
+        assert sum(rewards) == pytest.approx(-objective, rel=1e-9, abs=1e-9)
+        want = objective_from_summary(reward, info["metrics"])
+        if want is not None:
+            assert objective == pytest.approx(want, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("reward", sorted(REWARDS))
+def test_return_on_a_rigid_preset_episode(reward: str) -> None:
+    env = gym.make("hpcgym/Rigid-v0", n_jobs=64, reward=reward)
+    rewards, _, (term, info) = play(env, 11)
+    assert term
+    assert sum(rewards) == pytest.approx(-info["objectives"][reward], rel=1e-9, abs=1e-9)
+
+
+def test_weighted_rewards_and_parts(worlds: SimpleNamespace) -> None:
+    env = worlds.make("test/malleable-tiny-v0", reward={"bsld": 1.0, "reconfiguration": 0.5})
+    rewards, parts, (term, info) = play(env, 4)
+    assert term
+    for r, p in zip(rewards, parts, strict=True):
+        assert r == pytest.approx(sum(p.values()))
+    obj = info["objectives"]
+    assert sum(rewards) == pytest.approx(-(obj["bsld"] + 0.5 * obj["reconfiguration"]))
+
+
+def test_bsld_reward_is_dense() -> None:
+    env = gym.make("hpcgym/Rigid-v0", n_jobs=64)
+    rewards, _, _ = play(env, 2)
+    assert np.count_nonzero(rewards[:-1]) > len(rewards) // 4
+
+
+def test_truncation_reports_metrics(worlds: SimpleNamespace) -> None:
+    env = worlds.make("test/rigid-tiny-v0", max_steps=2, skip_trivial=False)
+    _, info = env.reset(seed=0)
+    _, _, term, trunc, info = env.step(0)
+    assert not term and not trunc
+    _, _, term, trunc, info = env.step(0)
+    assert trunc and not term
+    assert "metrics" in info and info["metrics"]["jobs"] == 5.0
