@@ -227,7 +227,11 @@ def main(argv: list[str] | None = None) -> int:
         df.to_csv(a.csv, index=False)
     parts = [
         f"# Evolving applications: {a.cases} cases offline, {min(a.online, a.cases)} online "
-        f"({time.perf_counter() - tic:.0f} s on {a.workers} workers)",
+        + (
+            f"(rows from {a.from_csv})"
+            if a.from_csv
+            else f"({time.perf_counter() - tic:.0f} s on {a.workers} workers)"
+        ),
         "Times in hours, waste in node-hours, scheduling time in ms per case (means over cases).",
         "## Offline (plan)",
         markdown(table(df, "offline")),
