@@ -1,0 +1,128 @@
+"""Measure environment steps per second of a random masked policy on every preset.
+
+Run: ``python benchmarks/env_speed.py [--steps N] [--write]``. Prints a table; with ``--write``
+it rewrites the ``## Environment speed`` section of ``benchmarks/RESULTS.md`` (other sections
+are left alone). Episodes are reset inside the timed loop (their cost counts), each env comes
+from ``gymnasium.make`` with its default wrappers, and the policy draws a uniformly random
+legal action from ``info["action_mask"]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import hpcgym  # noqa: F401  (registers the ids)
+from hpcgym.envs import PRESETS
+
+RESULTS = Path(__file__).with_name("RESULTS.md")
+HEADING = "## Environment speed"
+REPEATS = 3
+
+
+def run(env: gym.Env[Any, Any], steps: int, seed: int) -> tuple[float, float, int]:
+    """Wall and CPU seconds of ``steps`` random masked steps, and the episodes finished."""
+    rng = np.random.default_rng(seed)
+    _, info = env.reset(seed=seed)
+    episodes = 0
+    t0, c0 = time.perf_counter(), time.process_time()
+    for _ in range(steps):
+        legal = np.flatnonzero(info["action_mask"])
+        _, _, term, trunc, info = env.step(legal[int(rng.random() * legal.size)])
+        if term or trunc:
+            episodes += 1
+            _, info = env.reset()
+    return time.perf_counter() - t0, time.process_time() - c0, episodes
+
+
+def bare_loop(steps: int) -> tuple[float, float]:
+    """A bare numpy step loop: a (32, 15) observation, a mask, a random legal action."""
+    rng = np.random.default_rng(0)
+    mask = np.ones(33, dtype=np.int8)
+    t0, c0 = time.perf_counter(), time.process_time()
+    for _ in range(steps):
+        obs = np.zeros((32, 15), dtype=np.float32)
+        obs[0, 0] = 1.0
+        legal = np.flatnonzero(mask)
+        _ = legal[int(rng.random() * legal.size)]
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def measure(env_id: str, steps: int) -> dict[str, float]:
+    env = gym.make(env_id)
+    run(env, min(steps, 2000), seed=99)  # warm-up: workload loading and caches
+    best = min((run(env, steps, seed=r) for r in range(REPEATS)), key=lambda x: x[1])
+    wall, cpu, episodes = best
+    return {
+        "steps": steps,
+        "wall": steps / wall,
+        "cpu": steps / cpu,
+        "episodes": episodes,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--steps", type=int, default=20_000)
+    parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
+    args = parser.parse_args()
+    rows = []
+    for env_id in PRESETS:
+        r = measure(env_id, args.steps)
+        kwargs = PRESETS[env_id]
+        n = kwargs.get("n_jobs") or "all"
+        rows.append((env_id, kwargs["workload"], n, r))
+        print(f"{env_id}: {r['wall']:,.0f} steps/s wall, {r['cpu']:,.0f} CPU", flush=True)
+    bw, bc = min((bare_loop(args.steps) for _ in range(REPEATS)), key=lambda x: x[1])
+    table = [
+        "| id | workload set | jobs per episode | steps/s (wall) | steps/s (CPU) | episodes |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for env_id, workload, n, r in rows:
+        table.append(
+            f"| `{env_id}` | `{workload}` | {n} | {r['wall']:,.0f} | {r['cpu']:,.0f} "
+            f"| {r['episodes']:.0f} |"
+        )
+    table.append(
+        f"| bare numpy step loop | | | {args.steps / bw:,.0f} | {args.steps / bc:,.0f} | |"
+    )
+    section = "\n".join(
+        [
+            HEADING,
+            "",
+            f"`python benchmarks/env_speed.py --write`: {args.steps:,} steps of a random masked "
+            "policy per preset (`gymnasium.make` with its default wrappers; resets and the final "
+            f"`sim.result()` included), best of {REPEATS}. Machine: {platform.machine()}, "
+            f"Python {sys.version.split()[0]}, numpy {np.__version__}, gymnasium "
+            f"{gym.__version__}; {os.cpu_count()} CPUs shared with other work, so the CPU column "
+            "(process time) is the steadier one. Target: at least 20,000 steps/s on "
+            "`hpcgym/Rigid-v0` (256-job windows of `lublin_256.swf`).",
+            "",
+            *table,
+            "",
+        ]
+    )
+    print(section)
+    if args.write:
+        old = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
+        pattern = re.compile(rf"^{re.escape(HEADING)}\n.*?(?=^## |\Z)", re.S | re.M)
+        new = (
+            pattern.sub(lambda m: section + "\n", old)
+            if pattern.search(old)
+            else (old.rstrip("\n") + "\n\n" + section)
+        )
+        RESULTS.write_text(new)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
