@@ -220,6 +220,10 @@ class ClusterEnv(gym.Env[Any, np.int64]):
         """Compute the decision point, advancing past those where only "advance" is legal."""
         sim = self.sim
         assert sim is not None
+        if self.config.skip_trivial:
+            has_choice = self.menu.has_choice
+            while not sim.done and has_choice(self.ledger, self.capacity) is False:
+                self.cmd.advance()
         while True:
             d = self.menu.decide(self.ledger, self.capacity)
             if sim.done or not self.config.skip_trivial or d.mask[1:].any():

@@ -122,6 +122,14 @@ class ActionMenu:
         return out
 
     # ------------------------------------------------------------------ state -> targets
+    def has_choice(self, ledger: JobLedger, cap: Capacity) -> bool | None:
+        """Whether any entry besides advance is legal; ``None`` when only ``decide`` can tell."""
+        if not self._fast or self._running_blocks or self.cfg.suspend:
+            return None
+        room = cap.max_idle()
+        req = ledger.req_list
+        return any(req[r] <= room for r in ledger.queued[: self.cfg.queue_slots])
+
     def decide(self, ledger: JobLedger, cap: Capacity) -> Decision:
         """Windows, targets and mask for the current state."""
         cfg = self.cfg
