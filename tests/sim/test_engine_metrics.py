@@ -182,12 +182,8 @@ def test_outcomes_are_all_counted(build, fcfs):
     assert res.summary["makespan"] == 25.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: metrics.job_table silences only invalid-value warnings, so a job with "
-    "zero work (common in SWF traces) makes result() emit 'divide by zero' for its stretch",
-)
 def test_zero_work_job_gives_no_numpy_warning(build, fcfs):
+    # Found by this suite (metrics silenced only invalid-value warnings); fixed in the engine.
     # A zero-work job waits 5 s behind another: response 5, work 0. Its stretch is infinite
     # (5 / 0) and its bounded stretch max(5, 10) / max(0, 10) = 1; neither should warn.
     jobs = [build.rigid(1, 0.0, 5.0, 1), build.rigid(2, 0.0, 0.0, 1)]
@@ -198,12 +194,8 @@ def test_zero_work_job_gives_no_numpy_warning(build, fcfs):
     assert table.loc[2, "bounded_stretch"] == 1.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug (or doc bug): metrics' docstring says rejected jobs have NaN times, "
-    "but their row has end = rejection time and response = 0",
-)
 def test_rejected_row_has_no_times(build, fcfs):
+    # The metrics docstring: rejected jobs have NaN times (found by this suite, fixed in f879c37).
     sim, _ = fcfs(Platform.single(1), [build.rigid(1, 0.0, 1.0, 1), build.rigid(2, 3.0, 1.0, 2)])
     row = sim.result().jobs.set_index("id").loc[2]
     assert row["state"] == "rejected"
@@ -231,13 +223,8 @@ def test_episode_metrics_with_an_evolving_job(build, fcfs):
     assert s["mean_waste"] == pytest.approx(5 / 2, rel=REL)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: EngineCore.total_demand_work counts an evolving job as work x nodes "
-    "(the sum of its step durations times its FIRST step's size), not the sum of "
-    "duration x nodes over its steps, so normalized_underutilization is over-stated",
-)
 def test_underutilization_normalizes_by_evolving_steps_work(build, fcfs):
+    # Found by this suite (the first step's size was used for every step); fixed in f879c37.
     # Underutilization: only 10..15 counts, J1 waiting (demand max(3 requested, 1 held) = 3)
     # plus J2's 3 -> min(4, 6) - 3 useful = 1 for 5 s = 5 CPU-s. The workload's CPU-seconds:
     # J1 10 x 1 + 20 x 3 + 5 x 2 = 80, J2 15 x 3 = 45 -> 125. Normalized: 5 / 125.

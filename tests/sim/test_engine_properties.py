@@ -22,7 +22,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -147,13 +146,6 @@ def smallest_size(spec: JobSpec) -> int:
     if spec.kind in (JobKind.RIGID, JobKind.EVOLVING):
         return spec.nodes
     return int(spec.sizes()[0])
-
-
-def fits_empty_platform(sim: Simulator, spec: JobSpec, size: int) -> bool:
-    per_node = math.floor((1.0 + 1e-9) / spec.cpu_need)
-    if spec.mem > 0:
-        per_node = min(per_node, math.floor((1.0 + 1e-9) / spec.mem))
-    return size <= per_node * sim.platform.largest_cluster
 
 
 # ----------------------------------------------------------------------------- checks
@@ -448,18 +440,13 @@ class Episode:
             self.observe()
             self.grant_or_suspend()
             return
-        while (head := sim.queue_head()) is not None:
+        head = sim.queue_head()
+        if head is not None:
+            # The platform is empty: a job the engine accepted must fit now.
             size = smallest_size(head.spec)
             nodes = pack(sim, head, size)
-            if nodes is not None:
-                sim.start(head.id, size, nodes=nodes)
-                self.observe()
-                return
-            # Only the known engine bug may leave an accepted job that never fits; see
-            # test_job_whose_allowed_sizes_never_fit_is_rejected.
-            assert not fits_empty_platform(sim, head.spec, size), head
-            assert fits_empty_platform(sim, head.spec, head.spec.min_nodes), head
-            sim.reject(head.id)
+            assert nodes is not None, f"accepted {head} does not fit the empty platform"
+            sim.start(head.id, size, nodes=nodes)
             self.observe()
 
 
@@ -495,12 +482,8 @@ def test_same_seed_same_episode(state, seed):
     assert state.same(ra.summary, rb.summary)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: EngineCore._can_ever_fit tests min_nodes, not the smallest size the "
-    "size rule accepts, so a job that can never start is queued forever",
-)
 def test_job_whose_allowed_sizes_never_fit_is_rejected(build):
+    # Found by this suite (rejection tested min_nodes); fixed in f879c37.
     # min 3 but the power-of-two rule allows only 4 in [3, 4]; the largest cluster has 3
     # nodes. The job can never start, so it must be rejected at submission.
     spec = build.malleable(1, 0.0, 5.0, 4, 3, 4, size_rule=SizeRule.POWER_OF_TWO)
