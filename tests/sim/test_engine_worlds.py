@@ -729,3 +729,42 @@ def test_stalled_advance_leaves_the_clock_at_the_decision_point(build):
     while sim.advance():
         pass
     assert sim.jobs[7].end_time == 10.0
+
+
+def test_evolving_suspended_while_waiting_then_resumed_and_granted(build, drive_sim):
+    # 4 nodes. J1 evolving (10 s on 1, then 10 s on 3), FixedCost(2); J2 rigid, 3 nodes, 20 s.
+    # At 10 J1 asks for 3 and is suspended at once (releases node 0, keeps its request). At 20
+    # J2 ends; J1 resumes on 1 node: restart 20..22 (waste 1 x 2). At 22 it still waits for
+    # its 3 nodes: granted, resize 22..24 on 3 nodes (waste 3 x 2); step 1 runs 24..34.
+    # Held: 10 + 2 + 2 + 10 = 24 s.
+    jobs = [
+        build.evolving(1, 0.0, [(10.0, 1), (10.0, 3)], reconfig=FixedCost(2.0)),
+        build.rigid(2, 0.0, 20.0, 3),
+    ]
+    sim = Simulator(Platform.single(4), jobs)
+    seen = {}
+
+    def at0(s: Simulator) -> None:
+        s.start(1)
+        s.start(2)
+
+    def at22(s: Simulator) -> None:
+        j = s.jobs[1]
+        seen["waiting"] = (j.state, j.request, j.size, j.rate)
+        s.grant(1)
+
+    log = drive_sim(
+        sim, {0.0: at0, 10.0: lambda s: s.suspend(1), 20.0: lambda s: s.resume(1), 22.0: at22}
+    )
+    assert [(t, ev) for t, ev in log] == [
+        (0.0, [(SUB, 1), (SUB, 2)]),
+        (10.0, [(REQ, 1)]),
+        (20.0, [(DONE, 2)]),
+        (22.0, [(RECONF, 1)]),
+        (24.0, [(RECONF, 1)]),
+        (34.0, [(DONE, 1)]),
+    ]
+    assert seen["waiting"] == (JobState.RUNNING, 3, 1, 0.0)
+    j1 = sim.jobs[1]
+    assert (j1.end_time, j1.waste, j1.held_time) == (34.0, 8.0, 24.0)
+    assert (j1.preemptions, j1.reconfigurations) == (1, 1)
