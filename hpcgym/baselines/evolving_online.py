@@ -18,10 +18,10 @@ schedule is unchanged. With every application submitted at 0, the engine run is 
 step for step (tested).
 
 **Wake-ups.** Planned times need not be engine events (a first step is delayed so that it ends
-when the second can start; a grant may wait for an expand limit). The engine has no timer, so
-``WakeupSimulator`` adds ``wake_at(t)`` (a one-shot decision point). On a plain ``Simulator`` the
-scheduler acts at the next decision point instead and re-fits the late applications from now
-(their running step pinned): valid, but no longer the offline plan.
+when the second can start; a grant may wait for an expand limit), so the scheduler asks the
+engine for a decision point at its next planned action with ``Simulator.wake_at``. Should an
+application still be late (the engine's state has left the plan), the late applications are
+re-fitted from now (their running step pinned): valid, but no longer the offline plan.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import math
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import Any
 
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.evolution_profile import EvolutionProfile
@@ -44,38 +43,12 @@ from hpcgym.baselines.evolving import (
 from hpcgym.baselines.evolving_fit import earliest_starts, step_limits
 from hpcgym.errors import SpecError
 from hpcgym.sim import EventType, Job, Simulator
-from hpcgym.sim.events import TICK as _TICK_PRIO
 
 _REPLAN = frozenset({EventType.SUBMITTED, EventType.REQUESTED})
 
 
 def _eps(t: float) -> float:
     return 1e-6 * max(1.0, abs(t))
-
-
-class WakeupSimulator(Simulator):
-    """A ``Simulator`` with one-shot wake-ups (``wake_at``), reported as ``TICK``.
-
-    A workaround until the engine offers timers: it reuses the engine's tick event.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._wakes: set[float] = set()
-
-    def wake_at(self, t: float) -> None:
-        """Make ``advance`` stop at time ``t`` (later than now), once."""
-        if t > self._now and t not in self._wakes:
-            self._wakes.add(t)
-            self._push(t, _TICK_PRIO, None, 0)
-
-    def _tick(self, tick_only: bool) -> None:
-        if self._now in self._wakes:
-            self._wakes.discard(self._now)
-            if not self.done:
-                self.happened.append((EventType.TICK, None))
-            return
-        super()._tick(tick_only)
 
 
 class EvolvingListScheduler(BaseScheduler):
@@ -114,14 +87,12 @@ class EvolvingListScheduler(BaseScheduler):
         tic = time.perf_counter()
         if len(sim.platform.clusters) != 1:
             raise SpecError(f"{self!r} schedules one cluster; this platform has several")
-        wake = getattr(sim, "wake_at", None)
-        if any(kind in _REPLAN for kind, _ in sim.happened) or self._left_plan(sim, wake):
+        if any(kind in _REPLAN for kind, _ in sim.happened) or self._left_plan(sim):
             self._replan(sim)
         self._act(sim)
-        if wake is not None:
-            nxt = self._next_action(sim)
-            if nxt < math.inf:
-                wake(nxt)
+        nxt = self._next_action(sim)
+        if sim.now < nxt < math.inf:
+            sim.wake_at(nxt)
         self.scheduling_time += time.perf_counter() - tic
 
     # ------------------------------------------------------------------------------ planning
@@ -131,14 +102,14 @@ class EvolvingListScheduler(BaseScheduler):
             req = self._reqs[job.id] = requested_ep(job.spec)
         return req
 
-    def _left_plan(self, sim: Simulator, wake: Callable[[float], None] | None) -> bool:
+    def _left_plan(self, sim: Simulator) -> bool:
         now = sim.now
         late = now - _eps(now)
         for job in sim.queue.values():
             plan = self.plans.get(job.id)
             if plan is None or plan.start < late:
                 return True
-        if wake is None and sim.queue and not sim.running:
+        if sim.queue and not sim.running and self._next_action(sim) == math.inf:
             return True
         return any(self._off_plan(sim, job) for job in sim.running.values())
 

@@ -49,6 +49,7 @@ _E_RECONFIGURED = EventType.RECONFIGURED
 _E_REQUESTED = EventType.REQUESTED
 _E_STEPPED = EventType.STEPPED
 _E_TICK = EventType.TICK
+_E_WAKEUP = EventType.WAKEUP
 
 
 if TYPE_CHECKING:
@@ -108,6 +109,7 @@ class EngineCore:
         self._n_killed = 0
         self._n_rejected = 0
         self._commands = 0
+        self._wakeups: set[float] = set()
         self._tick_commands: int | None = None
         self.happened: list[tuple[EventType, Job | None]] = []
         """What happened since the previous decision point, in processing order."""
@@ -311,9 +313,13 @@ class EngineCore:
                 self._next_sub = i
             if heap and heap[0][0] == t:
                 tick_only = not happened
-                while heap and heap[0][0] == t and heap[0][1] == _TICK:
-                    heappop(heap)
-                    self._tick(tick_only)
+                while heap and heap[0][0] == t:
+                    if heappop(heap)[1] == _TICK:
+                        self._tick(tick_only)
+                    else:
+                        self._wakeups.discard(t)
+                        if self._n_ended < n:
+                            happened.append((_E_WAKEUP, None))
             if happened:
                 return True
         return False

@@ -22,12 +22,16 @@ class EventType(Enum):
     """An evolving job entered a step that needs no grant (same size or smaller)."""
     TICK = "tick"
     """The periodic wake-up of ``SimConfig.tick``."""
+    WAKEUP = "wakeup"
+    """A wake-up the scheduler asked for with ``Simulator.wake_at``."""
 
 
 # Heap order within one instant: progress first (completions free nodes before anything is
-# decided), then reconfiguration ends, then walltime kills, then submissions, then ticks.
+# decided), then reconfiguration ends, then walltime kills, then submissions, then ticks and
+# requested wake-ups.
 PHASE_END = 0
 RECONF_END = 1
 WALLTIME = 2
 SUBMIT = 3
 TICK = 4
+WAKEUP = 5

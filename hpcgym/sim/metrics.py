@@ -58,7 +58,7 @@ def job_table(sim: EngineCore) -> pd.DataFrame:
     wait = start - submit
     response = end - submit
     run = end - start
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"):
         table = pd.DataFrame(
             {
                 "id": np.array([j.spec.id for j in jobs], dtype=np.int64),

@@ -15,6 +15,7 @@ from numpy.typing import ArrayLike
 from hpcgym.errors import CapacityError, CommandError, JobStateError, SizeError
 from hpcgym.sim.engine import EngineCore, Scheduler
 from hpcgym.sim.events import PHASE_END as _PHASE_END
+from hpcgym.sim.events import WAKEUP as _WAKEUP
 from hpcgym.sim.job import Job, JobState
 from hpcgym.sim.metrics import SimResult
 from hpcgym.sim.nodes import (
@@ -274,6 +275,23 @@ class Simulator(EngineCore):
         self._set_rate(job)
         self._plan(job)
         self._commands += 1
+
+    def wake_at(self, time: float) -> None:
+        """Ask for a decision point at ``time`` (reported as ``WAKEUP``), e.g. a planned start.
+
+        Several requests for one instant give one decision point. A request at ``now`` is served
+        by the next ``advance``.
+
+        Raises:
+            CommandError: ``time`` is in the past or not finite.
+        """
+        if not self._now <= time < math.inf:
+            raise CommandError(
+                f"wake_at({time!r}): the time must be finite and >= now ({self._now:g})"
+            )
+        if time not in self._wakeups:
+            self._wakeups.add(time)
+            heappush(self._heap, (time, _WAKEUP, next(self._seq), None, 0))
 
     def reject(self, job_id: int) -> None:
         """Refuse a queued job for good (it ends as rejected and is counted)."""

@@ -17,11 +17,7 @@ from hpcgym.baselines.evolving import (
     variant,
 )
 from hpcgym.baselines.evolving_fit import is_feasible, step_limits
-from hpcgym.baselines.evolving_online import (
-    EvolvingListScheduler,
-    WakeupSimulator,
-    evolving_factories,
-)
+from hpcgym.baselines.evolving_online import EvolvingListScheduler, evolving_factories
 from hpcgym.errors import SpecError
 from hpcgym.sim import JobKind, JobSpec, Platform, Simulator
 from hpcgym.workloads.evolving import generate_klein
@@ -59,7 +55,7 @@ def test_offline_hand_computed(name: str) -> None:
 
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_online_runs_the_offline_plan(name: str) -> None:
-    sim = WakeupSimulator(Platform.single(10), WORLD)
+    sim = Simulator(Platform.single(10), WORLD)
     sched = EvolvingListScheduler(name)
     sched.run(sim)
     table = sim.result().jobs.set_index("id")
@@ -86,7 +82,7 @@ def test_klein_plans_are_valid_and_engine_agrees(seed: int, name: str) -> None:
             assert is_feasible(p.requested, p.start, p.scheduled, epr, nnodes, var.limit)
         epr = epr + p.allocated
     assert epr.peak() <= nnodes
-    sim = WakeupSimulator(w.platform, w.jobs)
+    sim = Simulator(w.platform, w.jobs)
     EvolvingListScheduler(name).run(sim)
     result = sim.result()
     table = result.jobs.set_index("id")
@@ -129,7 +125,7 @@ def test_random_worlds_online_equals_offline(apps: list, name: str) -> None:
         assert p.start >= p.submit
         epr = epr + p.allocated
     assert epr.peak() <= 10
-    sim = WakeupSimulator(Platform.single(10), jobs)
+    sim = Simulator(Platform.single(10), jobs)
     EvolvingListScheduler(name).run(sim)
     for p in plans:
         job = sim.jobs[p.id]
@@ -137,7 +133,7 @@ def test_random_worlds_online_equals_offline(apps: list, name: str) -> None:
         assert job.end_time == pytest.approx(p.end)
 
 
-def test_plain_simulator_falls_back_and_finishes() -> None:
+def test_klein_cases_complete_for_each_variant() -> None:
     w = generate_klein(3)
     for name in ("noX", "2X", "infX+c"):
         sim = Simulator(w.platform, w.jobs)

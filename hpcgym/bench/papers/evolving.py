@@ -9,7 +9,7 @@ completion time for much waste; scheduling takes little time.
 
 Here case ``k`` is ``generate_klein(k)`` on 75 nodes. Every case is planned offline
 (``schedule_jobs``; metrics from the plan, ``plan_metrics``); the first ``--online`` cases are
-also run in the engine (``EvolvingListScheduler`` on a ``WakeupSimulator``; metrics from
+also run in the engine (``EvolvingListScheduler`` on a ``Simulator``; metrics from
 ``hpcgym.sim.metrics``) and the two are compared. ``--literal`` adds the paper's literal model
 (steps may be held before a smaller one) for the expanding variants, offline.
 
@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 
 from hpcgym.baselines.evolving import VARIANTS, plan_metrics, schedule_jobs
-from hpcgym.baselines.evolving_online import EvolvingListScheduler, WakeupSimulator
+from hpcgym.baselines.evolving_online import EvolvingListScheduler
+from hpcgym.sim import Simulator
 from hpcgym.workloads.evolving import generate_klein
 
 NNODES = 75
@@ -47,7 +48,7 @@ METRICS = (
 LITERAL = ("2X", "2X+c", "infX", "infX+c")
 
 
-def engine_metrics(sim: WakeupSimulator) -> dict[str, float]:
+def engine_metrics(sim: Simulator) -> dict[str, float]:
     """The paper's metrics of an engine run, from ``hpcgym.sim.metrics``."""
     result = sim.result()
     s, jobs = result.summary, result.jobs
@@ -88,7 +89,7 @@ def run_case(args: tuple[int, bool, bool]) -> list[dict[str, Any]]:
             }
         )
         if online and not lit:
-            sim = WakeupSimulator(w.platform, w.jobs)
+            sim = Simulator(w.platform, w.jobs)
             sched = EvolvingListScheduler(name)
             sched.run(sim)
             rows.append(
