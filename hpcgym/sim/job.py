@@ -147,6 +147,11 @@ class Job:
         return self._nodes.size
 
     @property
+    def suspended_size(self) -> int:
+        """Tasks a suspended job will resume with (0 when not suspended)."""
+        return self._saved_size if self._state is JobState.SUSPENDED else 0
+
+    @property
     def cluster(self) -> int:
         """Cluster of the current allocation, or -1."""
         return self._cluster

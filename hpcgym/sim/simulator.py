@@ -39,6 +39,13 @@ _K_MALLEABLE = JobKind.MALLEABLE
 _K_EVOLVING = JobKind.EVOLVING
 
 
+def _whole_size(job_id: int, size: object) -> int:
+    """``size`` as an ``int``, or a ``SizeError``: sizes are whole numbers of tasks."""
+    if isinstance(size, int | np.integer) and not isinstance(size, bool):
+        return int(size)
+    raise SizeError(f"job {job_id}: a size is a whole number of tasks, got {size!r}")
+
+
 class Simulator(EngineCore):
     """A cluster simulation driven by a scheduler.
 
@@ -87,7 +94,7 @@ class Simulator(EngineCore):
         spec = job.spec
         if size is None:
             size = spec.nodes
-        elif size != spec.nodes:
+        elif (size := _whole_size(job_id, size)) != spec.nodes:
             if spec.kind is _K_RIGID or spec.kind is _K_EVOLVING:
                 raise SizeError(
                     f"job {job_id} is {spec.kind.value} and starts at {spec.nodes} tasks, "
@@ -158,6 +165,7 @@ class Simulator(EngineCore):
             )
         self._require_running(job, "resized")
         n = job._nodes.size
+        size = _whole_size(job_id, size)
         if size == n:
             raise SizeError(f"job {job_id} already has {n} tasks")
         self._check_size(job, size)

@@ -353,12 +353,6 @@ def test_inconsistent_settings_are_refused(make):
         make()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: a non-integer size is never refused as a SizeError: under "
-    "SizeRule.POWER_OF_TWO JobSpec.allows raises TypeError (float & float); under ANY it is "
-    "accepted and start fails later (CapacityError here, numpy's slicing TypeError with room)",
-)
 @pytest.mark.parametrize(
     "command",
     [lambda s: s.start(14, 2.5), lambda s: s.start(23, 1.5), lambda s: s.resize(12, 1.5)],
