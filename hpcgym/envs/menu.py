@@ -177,9 +177,9 @@ class ActionMenu:
         mask: np.ndarray,
     ) -> Decision:
         cfg = self.cfg
-        qrows = np.array(qlist, dtype=np.int64)
         cosched = _NONE2
         if cfg.coschedule_levels and qlist:
+            qrows = np.array(qlist, dtype=np.int64)
             cosched = np.zeros((qrows.size, len(cfg.coschedule_levels)), dtype=np.int64)
             req = ledger.req[qrows]
             for c, frac in enumerate(cfg.coschedule_levels):

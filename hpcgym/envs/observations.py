@@ -77,6 +77,7 @@ class DictObservation:
         self.t0 = t0
         self.nodes = np.array(cluster_nodes, dtype=float)
         self.nodes_list = [float(c) for c in cluster_nodes]
+        self._cluster_cache: dict[tuple[int, ...], np.ndarray] = {}
         self.offsets = np.array(ledger.sim.platform.offsets)
         largest = float(max(cluster_nodes))
         self.largest = largest
@@ -164,9 +165,16 @@ class DictObservation:
 
     def _cluster(self, free: list[int]) -> np.ndarray:
         if self.ledger.simple:
-            idle = [f / c for f, c in zip(free, self.nodes_list, strict=True)]
-            rows = [(x, x, 1.0, 0.0) for x in idle]
-            return np.array(rows, dtype=np.float32)
+            # Whole-node jobs: the block depends on the idle counts only; cache it.
+            key = tuple(free)
+            block = self._cluster_cache.get(key)
+            if block is None:
+                idle = [f / c for f, c in zip(free, self.nodes_list, strict=True)]
+                block = np.array([(x, x, 1.0, 0.0) for x in idle], dtype=np.float32)
+                if len(self._cluster_cache) > 4096:
+                    self._cluster_cache.clear()
+                self._cluster_cache[key] = block
+            return block.copy()
         out = np.empty((len(free), C_FEATURES), dtype=np.float32)
         out[:, 0] = np.divide(free, self.nodes)
         sim = self.ledger.sim

@@ -64,3 +64,12 @@ def test_fits_first_puts_startable_jobs_first(worlds: SimpleNamespace) -> None:
     sjf.step(1)  # shortest estimate first: job 2 (60 s) before job 1 (200 s)
     sjf.step(0)
     assert [sjf.ledger.jobs[r].spec.id for r in sjf._decision.queue_rows] == [4, 3, 1]
+
+
+def test_class_docstring_example_runs() -> None:
+    import doctest
+
+    import hpcgym.envs.cluster_env as module
+
+    result = doctest.testmod(module, verbose=False)
+    assert result.attempted >= 3 and result.failed == 0
