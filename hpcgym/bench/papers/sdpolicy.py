@@ -117,7 +117,7 @@ def simulate(case: Case) -> dict[str, Any]:
 
 def cases(args: argparse.Namespace) -> list[Case]:
     """Every simulation of the check."""
-    variants = [*VARIANTS, "easy"]
+    variants = args.variants or [*VARIANTS, "easy"]
     out = [
         Case("cea-curie", k, args.malleable, v, args.days)
         for k in range(args.windows)
@@ -184,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kth-jobs", type=int, default=3000, help="jobs per KTH window")
     ap.add_argument("--malleable", type=float, default=1.0, help="fraction of malleable jobs")
     ap.add_argument("--ideal", action="store_true", help="also DynAVGSD with the ideal model")
+    ap.add_argument("--variants", nargs="*", default=None, help="subset of variants to run")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--csv", default=None, help="write every run's record here")
     ap.add_argument("--from-csv", default=None, help="only tabulate records written by --csv")
