@@ -256,6 +256,7 @@ class ClusterEnv(gym.Env[Any, np.int64]):
             "episode": None if ep is None else (ep.workload_seed, ep.start, len(ep.jobs)),
             "actions": list(self._actions),
             "np_random": self._np_random,
+            "np_random_seed": self._np_random_seed,
             "spec": self.spec,
         }
 
@@ -269,4 +270,5 @@ class ClusterEnv(gym.Env[Any, np.int64]):
             for a in state["actions"]:
                 self.step(a)
         self._np_random = state["np_random"]
+        self._np_random_seed = state["np_random_seed"]
         self.spec = state["spec"]
