@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import bisect_left, insort
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Iterable
+from operator import itemgetter
 
 from hpcgym.baselines.base import (
     OVERRUN_GRACE,
@@ -103,12 +105,17 @@ class SJF(BaseScheduler):
 class EasyBackfill(BaseScheduler):
     """EASY backfilling: one reservation, for the head of the queue.
 
-    It keeps its own copy of the queue as ``(nodes, estimate, id)`` records in submission
-    order, and the running jobs' estimated ends sorted, so that a pass reads no job attribute
-    twice. A pass at which jobs were only submitted (nothing ended, the head did not change)
-    checks only the new jobs: free nodes, shadow time and extra nodes are as the previous
-    pass left them, and time moving on only makes "ends by the shadow time" harder, so no job
-    refused then can fit now.
+    Bookkeeping, so that a pass reads no job attribute twice and looks at few jobs: a copy of
+    the queue as ``(nodes, estimate, id, seq)`` records in submission order, the same records
+    sorted by estimate, and the running jobs' estimated ends sorted.
+
+    - A pass at which jobs were only submitted (nothing ended, the head did not change)
+      checks only the new jobs: free nodes, shadow time and extra nodes are as the previous
+      pass left them, and time moving on only makes "ends by the shadow time" harder, so no
+      job refused then can start now.
+    - When the head leaves no extra node, only jobs that end by the shadow time can start:
+      the pass takes them from the estimate-sorted records (a bisection) and checks them in
+      submission order. Otherwise it checks the whole queue, in order.
 
     Attributes:
         reservation: ``(job id, shadow time)`` of the blocked head job after the last pass,
@@ -122,26 +129,31 @@ class EasyBackfill(BaseScheduler):
 
     def reset(self) -> None:
         """Forget the previous episode."""
-        self._queue: dict[int, tuple[int, float, int]] = {}
+        self._queue: dict[int, _Rec] = {}
+        self._by_est: list[tuple[float, int, int, int]] = []
         self._ends: list[tuple[float, int, int]] = []
         self._key: dict[int, tuple[float, int, int]] = {}
+        self._seq = 0
         self._extra = 0
         self.reservation: tuple[int, float] | None = None
 
-    def _sync(self, sim: Simulator, new: list[tuple[int, float, int]]) -> bool:
+    def _sync(self, sim: Simulator, new: list[_Rec]) -> bool:
         """Follow what happened: new jobs into the queue copy, ended jobs out of the ends.
 
         Returns:
             Whether anything but submissions happened (then every queued job is checked).
         """
-        queue, ends, key = self._queue, self._ends, self._key
+        queue, by_est, ends, key = self._queue, self._by_est, self._ends, self._key
         full = False
         for event, job in sim.happened:
             spec = job.spec  # type: ignore[union-attr]
             if event is _SUBMITTED:
                 w = spec.walltime
-                rec = (spec.nodes, spec.work if w is None else w, spec.id)
+                est = spec.work if w is None else w
+                seq = self._seq = self._seq + 1
+                rec = (spec.nodes, est, spec.id, seq)
                 queue[spec.id] = rec
+                insort(by_est, (est, seq, spec.nodes, spec.id))
                 new.append(rec)
                 continue
             full = True
@@ -157,73 +169,102 @@ class EasyBackfill(BaseScheduler):
     def _reload(self, sim: Simulator) -> None:
         """Read queue and running jobs back from the simulator (something else changed them)."""
         self._queue = {
-            jid: (j.spec.nodes, runtime_estimate(j.spec), jid) for jid, j in sim.queue.items()
+            jid: (j.spec.nodes, runtime_estimate(j.spec), jid, seq)
+            for seq, (jid, j) in enumerate(sim.queue.items(), self._seq + 1)
         }
+        self._seq += len(self._queue)
+        self._by_est = sorted((est, seq, n, jid) for n, est, jid, seq in self._queue.values())
         self._key = {
             jid: (j.start_time + runtime_estimate(j.spec), jid, j.size)
             for jid, j in sim.running.items()
         }
         self._ends = sorted(self._key.values())
 
+    def _started(self, rec: _Rec, end: float) -> None:
+        """Move a record that just started from the queue copies to the running ends."""
+        n, est, jid, seq = rec
+        del self._queue[jid]
+        by_est = self._by_est
+        del by_est[bisect_left(by_est, (est, seq, n, jid))]
+        k = (end, jid, n)
+        self._key[jid] = k
+        insort(self._ends, k)
+
     def schedule(self, sim: Simulator) -> None:
         """Start the head jobs that fit, then backfill behind the head's reservation."""
         if len(sim.pool.free) != 1:
             _single_cluster(sim, self.name)
-        new: list[tuple[int, float, int]] = []
+        new: list[_Rec] = []
         full = self._sync(sim, new)
-        queue, ends, key = self._queue, self._ends, self._key
+        queue = self._queue
         now = sim.now
         free_list = sim.pool.free
         start = sim.start
         heads = []
-        for need, est, hid in queue.values():
-            if need > free_list[0]:
+        for rec in queue.values():
+            if rec[0] > free_list[0]:
                 break
-            start(hid)
-            k = (now + est, hid, need)
-            key[hid] = k
-            insort(ends, k)
-            heads.append(hid)
+            start(rec[2])
+            heads.append(rec)
         else:
-            queue.clear()
+            for rec in heads:
+                self._started(rec, now + rec[1])
             self.reservation = None
             return
         if heads:
             full = True
-            for jid in heads:
-                del queue[jid]
+            for h in heads:
+                self._started(h, now + h[1])
+        need, _, hid, _ = rec
         free = free_list[0]
         res = self.reservation
+        candidates: Iterable[_Rec]
         if full or res is None or res[0] != hid:
             t_shadow, extra = shadow(
-                now, free, need, ((t if t > now else now + OVERRUN_GRACE, n) for t, _, n in ends)
+                now,
+                free,
+                need,
+                ((t if t > now else now + OVERRUN_GRACE, n) for t, _, n in self._ends),
             )
             self.reservation = (hid, t_shadow)
-            candidates = queue.values()
+            if extra or not free:
+                candidates = queue.values()
+            else:
+                # Only jobs that end by the shadow time (a little slack: the loop checks).
+                limit = (t_shadow - now) * (1 + 1e-12) + 1e-9
+                by_est = self._by_est
+                by_est = by_est[: bisect_right(by_est, (limit, math.inf))]
+                fit = [r for r in by_est if r[2] <= free]
+                fit.sort(key=_SEQ)
+                candidates = [(n, est, jid, seq) for est, seq, n, jid in fit]
         else:
             t_shadow, extra = res[1], self._extra
-            candidates = new  # type: ignore[assignment]
+            candidates = new
         if free:
             started = []
-            for n, est, jid in candidates:
+            for rec in candidates:
+                n = rec[0]
                 if n > free:
                     continue
-                end = now + est
+                end = now + rec[1]
                 if end > t_shadow:
                     if n > extra:
                         continue
                     extra -= n
-                start(jid)
-                k = (end, jid, n)
-                key[jid] = k
-                insort(ends, k)
-                started.append(jid)
+                start(rec[2])
+                started.append((rec, end))
                 free -= n
                 if free == 0:
                     break
-            for jid in started:
-                del queue[jid]
+            for rec, end in started:
+                self._started(rec, end)
         self._extra = extra
+
+
+_Rec = tuple[int, float, int, int]
+"""A queued job for EASY: nodes, runtime estimate, id, submission sequence number."""
+
+_SEQ = itemgetter(1)
 
 
 class ConservativeBackfill(BaseScheduler):

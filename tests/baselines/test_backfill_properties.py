@@ -13,7 +13,7 @@ import functools
 import pytest
 
 import hpcgym.workloads as W
-from hpcgym.baselines import make
+from hpcgym.baselines import estimated_end, make, runtime_estimate, shadow
 from hpcgym.sim import Simulator
 from hpcgym.workloads import transforms
 
@@ -94,3 +94,40 @@ def test_backfilling_beats_fcfs_on_a_busy_window() -> None:
         waits[name] = sim.result().summary["mean_wait"]
     assert waits["easy"] < waits["fcfs"]
     assert waits["conservative"] < waits["fcfs"]
+
+
+class PlainEasy:
+    """EASY written the obvious way, to check the optimized one against."""
+
+    def schedule(self, sim: Simulator) -> None:
+        now = sim.now
+        free = sim.free_nodes()
+        queue = list(sim.queue.values())
+        while queue and queue[0].spec.nodes <= free:
+            sim.start(queue[0].id)
+            free -= queue.pop(0).spec.nodes
+        if not queue:
+            return
+        ends = sorted((estimated_end(sim, j), j.size) for j in sim.running.values())
+        t_shadow, extra = shadow(now, free, queue[0].spec.nodes, ends)
+        for job in queue[1:]:
+            n = job.spec.nodes
+            if n > free:
+                continue
+            if now + runtime_estimate(job.spec) > t_shadow:
+                if n > extra:
+                    continue
+                extra -= n
+            sim.start(job.id)
+            free -= n
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}")
+def test_easy_equals_the_plain_algorithm(case: tuple[str, str, int]) -> None:
+    w = trace(*case)
+    starts = []
+    for sched in (make("easy"), PlainEasy()):
+        sim = Simulator(w.platform, w.jobs)
+        sim.run(sched)
+        starts.append({jid: j.start_time for jid, j in sim.jobs.items()})
+    assert starts[0] == starts[1]
