@@ -233,8 +233,8 @@ class EasyBackfill(BaseScheduler):
                 # Only jobs that end by the shadow time (a little slack: the loop checks).
                 limit = (t_shadow - now) * (1 + 1e-12) + 1e-9
                 by_est = self._by_est
-                by_est = by_est[: bisect_right(by_est, (limit, math.inf))]
-                fit = [r for r in by_est if r[2] <= free]
+                short = by_est[: bisect_right(by_est, (limit, math.inf))]
+                fit = [r for r in short if r[2] <= free]
                 fit.sort(key=_SEQ)
                 candidates = [(n, est, jid, seq) for est, seq, n, jid in fit]
         else:
