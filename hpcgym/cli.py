@@ -11,13 +11,14 @@ from hpcgym.errors import HpcGymError
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every command registered."""
-    from hpcgym.bench import simulate
+    from hpcgym.bench import evaluate, simulate
     from hpcgym.workloads import cli as workloads_cli
 
     parser = argparse.ArgumentParser(prog="hpcgym", description=__doc__)
     parser.add_argument("--version", action="version", version=f"hpcgym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     simulate.register(sub)
+    evaluate.register(sub)
     workloads_cli.register(sub)
     return parser
 

@@ -1,0 +1,192 @@
+"""One episode of one policy on one preset and seed: the unit of evaluation and benchmarking.
+
+Two paths, the same jobs:
+
+* **env path** (``advance``, ``random``, saved agents): ``gym.make(env_id)``, ``reset(seed=seed)``,
+  one ``step`` per action with the mask always applied; the metrics are the final
+  ``info["metrics"]`` (``hpcgym.sim.metrics``).
+* **engine path** (baselines): ``hpcgym.baselines`` has no env adapter yet, so the baseline runs
+  on the bare engine over the episode the env draws for that seed. :func:`episode_for` rebuilds
+  it exactly as ``ClusterEnv.reset`` does (``choose_episode`` with the generator Gymnasium seeds
+  from ``seed``), with the env's ``kill_on_walltime``; the metrics are ``sim.result().summary``.
+
+Both record utilization and queue length at every decision point they see, and on request a
+Gantt chart with resize events (``hpcgym.envs.render``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pandas as pd
+from gymnasium.utils.seeding import np_random
+
+from hpcgym.baselines import make as make_baseline
+from hpcgym.bench.policies import make_env_policy, policy_kind
+from hpcgym.envs.config import EnvConfig
+from hpcgym.envs.episodes import Episode, choose_episode
+from hpcgym.envs.render import GanttLog, render_gantt
+from hpcgym.sim import JobState, SimConfig, Simulator
+from hpcgym.sim.engine import EngineCore
+
+
+@dataclass(frozen=True)
+class EpisodeOutcome:
+    """What one episode produced."""
+
+    summary: dict[str, float]
+    jobs: pd.DataFrame
+    timeline: pd.DataFrame
+    """``time``, ``busy_nodes``, ``utilization`` (busy / total nodes), ``queued``."""
+    path: str
+    """``"env"`` or ``"engine"``."""
+    steps: int
+    truncated: bool
+    invalid_actions: int = 0
+    gantt: np.ndarray | None = None
+
+
+def env_config(env_id: str, env_kwargs: dict[str, Any]) -> EnvConfig:
+    """The ``EnvConfig`` ``gym.make(env_id, **env_kwargs)`` would build."""
+    spec = gym.spec(env_id)
+    return EnvConfig.from_kwargs({**spec.kwargs, **env_kwargs})
+
+
+def episode_for(env_id: str, env_kwargs: dict[str, Any], seed: int) -> Episode:
+    """The episode ``ClusterEnv.reset(seed=seed)`` draws (same generator, same choice)."""
+    rng, _ = np_random(seed)
+    return choose_episode(env_config(env_id, env_kwargs), rng, None)
+
+
+class _Recorder:
+    """Utilization and queue samples, and (optionally) the Gantt log of an engine run."""
+
+    def __init__(self, sim: EngineCore, gantt: bool) -> None:
+        self.sim = sim
+        self.rows: list[tuple[float, int, int]] = []
+        self.log = GanttLog() if gantt else None
+        self._sizes: dict[int, int] = {}
+
+    def sample(self) -> None:
+        sim = self.sim
+        busy = sim.platform.total_nodes - sim.free_nodes()
+        row = (float(sim.now), int(busy), len(sim.queue))
+        if self.rows and self.rows[-1][0] == row[0]:
+            self.rows[-1] = row
+        else:
+            self.rows.append(row)
+
+    def track(self) -> None:
+        """Update the Gantt log from the running set (engine path only)."""
+        log, sim = self.log, self.sim
+        if log is None:
+            return
+        now = sim.now
+        for jid in [j for j in self._sizes if j not in sim.running]:
+            job = sim.jobs[jid]
+            log.touch(job, now, "suspend" if job.state is JobState.SUSPENDED else "")
+            del self._sizes[jid]
+        for jid, job in sim.running.items():
+            before = self._sizes.get(jid)
+            what = ""
+            if before is None:
+                what = "resume" if job.preemptions and job.start_time < now else "start"
+            elif job.size > before:
+                what = "expand"
+            elif job.size < before:
+                what = "shrink"
+            log.touch(job, now, what)
+            self._sizes[jid] = job.size
+
+    def timeline(self) -> pd.DataFrame:
+        total = self.sim.platform.total_nodes
+        df = pd.DataFrame(self.rows, columns=["time", "busy_nodes", "queued"])
+        df.insert(2, "utilization", df["busy_nodes"] / total)
+        return df
+
+
+def _run_engine(
+    name: str, env_id: str, env_kwargs: dict[str, Any], seed: int, gantt: bool
+) -> EpisodeOutcome:
+    ep = episode_for(env_id, env_kwargs, seed)
+    cfg = env_config(env_id, env_kwargs)
+    sim = Simulator(ep.platform, ep.jobs, SimConfig(kill_on_walltime=cfg.kill_on_walltime))
+    scheduler = make_baseline(name)
+    scheduler.reset()
+    rec = _Recorder(sim, gantt)
+    steps = 0
+    while sim.advance():
+        rec.track()
+        scheduler.schedule(sim)
+        rec.track()
+        rec.sample()
+        steps += 1
+    rec.track()
+    rec.sample()
+    result = sim.result()
+    image = render_gantt(sim, rec.log) if rec.log is not None else None
+    return EpisodeOutcome(
+        result.summary, result.jobs, rec.timeline(), "engine", steps, False, 0, image
+    )
+
+
+def _run_env(
+    name: str, env_id: str, env_kwargs: dict[str, Any], seed: int, gantt: bool
+) -> EpisodeOutcome:
+    policy = make_env_policy(name)
+    kwargs = {**env_kwargs, **policy.env_overrides}
+    env = gym.make(env_id, render_mode="rgb_array" if gantt else None, **kwargs)
+    try:
+        obs, info = env.reset(seed=seed)
+        policy.reset(seed)
+        sim = env.unwrapped.sim  # type: ignore[attr-defined]
+        rec = _Recorder(sim, gantt=False)
+        rec.sample()
+        steps = 0
+        while True:
+            mask = info["action_mask"]
+            obs, _, terminated, truncated, info = env.step(policy.act(obs, mask))
+            rec.sample()
+            steps += 1
+            if terminated or truncated:
+                break
+        result = sim.result()
+        image = np.asarray(env.render()) if gantt else None
+    finally:
+        env.close()
+    return EpisodeOutcome(
+        dict(info["metrics"]),
+        result.jobs,
+        rec.timeline(),
+        "env",
+        steps,
+        bool(truncated),
+        int(info["invalid_actions"]),
+        image,
+    )
+
+
+def run_episode(
+    policy: str,
+    env_id: str,
+    seed: int,
+    env_kwargs: dict[str, Any] | None = None,
+    *,
+    gantt: bool = False,
+) -> EpisodeOutcome:
+    """Run ``policy`` (a name of :mod:`hpcgym.bench.policies`) on episode ``seed`` of ``env_id``.
+
+    Args:
+        policy: ``advance``, ``random``, a baseline name or a saved agent's path.
+        env_id: A registered id (``hpcgym/Rigid-v0``, ...).
+        seed: The env's reset seed; it fixes the episode's jobs.
+        env_kwargs: Overrides of the preset's arguments (``n_jobs``, ...).
+        gantt: Also draw the Gantt chart (an RGB array).
+    """
+    kwargs = dict(env_kwargs or {})
+    if policy_kind(policy) == "baseline":
+        return _run_engine(policy, env_id, kwargs, seed, gantt)
+    return _run_env(policy, env_id, kwargs, seed, gantt)

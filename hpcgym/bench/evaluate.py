@@ -1,0 +1,108 @@
+"""``hpcgym evaluate``: policies on the same seeded episodes of a preset, one row per episode.
+
+Every policy sees episode seeds ``seed, seed + 1, ...``; a seed fixes the episode's jobs, so all
+policies schedule the same jobs. Masks are always applied and every policy is deterministic
+given the seed (``random`` draws from a generator seeded with it), so a rerun gives the same
+table. How each kind of policy runs is described in :mod:`hpcgym.bench.episode`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from hpcgym.bench.episode import run_episode
+from hpcgym.bench.policies import policy_kind, policy_label
+
+HEADLINE = ("mean_bsld", "max_bsld", "mean_wait", "utilization", "makespan", "reconfigurations")
+"""Metrics shown in terminal tables and leaderboards (all of ``summary`` is in the CSV)."""
+
+
+def episode_row(policy: str, env_id: str, seed: int, env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """One tidy row: who, where, which seed, how it ran, then every episode metric."""
+    out = run_episode(policy, env_id, seed, env_kwargs)
+    row: dict[str, Any] = {
+        "policy": policy_label(policy),
+        "env_id": env_id,
+        "seed": seed,
+        "path": out.path,
+        "steps": out.steps,
+        "truncated": out.truncated,
+        "invalid_actions": out.invalid_actions,
+    }
+    row.update(out.summary)
+    return row
+
+
+def evaluate(
+    policies: Sequence[str],
+    env_id: str,
+    seeds: Sequence[int],
+    env_kwargs: dict[str, Any] | None = None,
+) -> pd.DataFrame:
+    """Every policy on every seed, in that order (one process; see ``hpcgym bench`` for more)."""
+    kwargs = dict(env_kwargs or {})
+    for p in policies:
+        policy_kind(p)  # fail early on an unknown name
+    rows = [episode_row(p, env_id, s, kwargs) for p in policies for s in seeds]
+    return pd.DataFrame(rows)
+
+
+def summary_table(results: pd.DataFrame, by: Sequence[str] = ("policy",)) -> pd.DataFrame:
+    """Mean of the headline metrics per group, best ``mean_bsld`` first."""
+    cols = [c for c in HEADLINE if c in results.columns]
+    table = results.groupby(list(by), sort=False)[cols].mean()
+    table.insert(0, "episodes", results.groupby(list(by), sort=False).size())
+    return table.sort_values("mean_bsld", kind="stable")
+
+
+def format_table(table: pd.DataFrame) -> str:
+    """A fixed-width text rendering for the terminal."""
+    return table.to_string(float_format=lambda x: f"{x:,.3f}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """The ``evaluate`` command."""
+    seeds = list(range(args.seed, args.seed + args.episodes))
+    env_kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
+    if args.n_jobs is not None:
+        env_kwargs["n_jobs"] = args.n_jobs
+    results = evaluate(args.policy or ["fcfs", "easy", "random"], args.env, seeds, env_kwargs)
+    paths = results.groupby("policy", sort=False)["path"].first()
+    print(f"{args.env}, episode seeds {seeds[0]}..{seeds[-1]}, overrides {env_kwargs or 'none'}")
+    print(format_table(summary_table(results)))
+    print("paths: " + ", ".join(f"{p}={k}" for p, k in paths.items()))
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        results.to_csv(out, index=False)
+        print(f"per-episode table: {out}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``evaluate`` to the ``hpcgym`` command line."""
+    p = subparsers.add_parser(
+        "evaluate",
+        help="run policies on the same seeded episodes of a preset",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--env", default="hpcgym/Rigid-v0", help="registered env id")
+    p.add_argument(
+        "--policy",
+        action="append",
+        help="advance, random, a baseline name or a saved agent path (repeatable; "
+        "default: fcfs, easy, random)",
+    )
+    p.add_argument("--episodes", type=int, default=3, help="number of episodes")
+    p.add_argument("--seed", type=int, default=0, help="first episode seed")
+    p.add_argument("--n-jobs", type=int, default=None, help="jobs per episode (preset default)")
+    p.add_argument("--env-kwargs", default=None, help="JSON object of preset overrides")
+    p.add_argument("--out", default=None, help="write the per-episode table to this CSV")
+    p.set_defaults(func=run)
