@@ -16,11 +16,17 @@ Choices where the paper leaves room:
   young jobs of ``minft``/``minvt`` (the engine cannot migrate them; they may still be paused).
   GreedyPM pauses them instead of moving them.
 - Yields are recomputed at every submission, completion and tick, also when no task moves.
+- Virtual time (priority, ``minvt``, MCB8-stretch) is, by default, the integral of the yield the
+  scheduler *allocated* (``virtual_time="allocated"``): the paper defines the yield as the CPU
+  fraction allocated over the need, and its schedulers know nothing of the penalty, so a job's
+  virtual time keeps growing while it pays one. ``virtual_time="progress"`` uses the engine's
+  ``Simulator.virtual_time`` instead, which stops during a penalty.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.dfrs.allocation import maxmin_yields, yields
@@ -46,25 +52,52 @@ class DFRSScheduler(BaseScheduler):
 
     name = "dfrs"
 
-    def __init__(self, config: DFRSConfig | str | None = None) -> None:
+    def __init__(
+        self, config: DFRSConfig | str | None = None, *, virtual_time: str = "allocated"
+    ) -> None:
         if config is None:
             config = DFRSConfig()
         elif isinstance(config, str):
             config = parse_name(config)
+        if virtual_time not in ("allocated", "progress"):
+            raise SpecError(f"virtual_time must be 'allocated' or 'progress', got {virtual_time!r}")
         self.config = config
+        self.virtual_time = virtual_time
         self.stats = ApplyStats()
+        self._vt: dict[int, float] = {}
+        self._t = 0.0
 
     def __repr__(self) -> str:
         return f"DFRSScheduler({self.config.name!r})"
 
     def reset(self) -> None:
-        """Forget the previous episode's counters."""
+        """Forget the previous episode's counters and virtual times."""
         self.stats = ApplyStats()
+        self._vt = {}
+        self._t = 0.0
+
+    def _accumulate(self, sim: Simulator) -> None:
+        """Add the yields allocated since the last decision point to the virtual times."""
+        dt = sim.now - self._t
+        self._t = sim.now
+        if dt <= 0 or self.virtual_time != "allocated":
+            return
+        vt = self._vt
+        for jid, job in sim.running.items():
+            y = min(1.0, float(job.cpu.min()) / job.spec.cpu_need)
+            vt[jid] = vt.get(jid, 0.0) + y * dt
+
+    def _virtual(self, sim: Simulator, job: Job) -> float:
+        """The virtual time the scheduler believes in (see the class doc)."""
+        if self.virtual_time == "allocated":
+            return self._vt.get(job.id, 0.0)
+        return sim.virtual_time(job)
 
     # ----------------------------------------------------------------------------- driving
     def schedule(self, sim: Simulator) -> None:
         """Map, allocate and issue commands for what happened since the last decision point."""
         cfg = self.config
+        self._accumulate(sim)
         submitted: list[Job] = []
         completed = tick = False
         for event, job in sim.happened:
@@ -107,11 +140,14 @@ class DFRSScheduler(BaseScheduler):
             alloc = yields(target, cfg.opt)
         apply_target(sim, target, alloc, self.stats)
 
+    def _vfun(self, sim: Simulator) -> Callable[[Job], float]:
+        return lambda job: self._virtual(sim, job)
+
     # ----------------------------------------------------------------------------- greedy
     def _greedy_waiting(self, sim: Simulator, target: Placement) -> None:
         """Greedy for every waiting job (queued or paused), highest priority first."""
         waiting = [*sim.queue.values(), *sim.suspended.values()]
-        for job in by_priority(sim, waiting):
+        for job in by_priority(sim, waiting, self._vfun(sim)):
             nodes = greedy_nodes(target, job.spec)
             if nodes is not None:
                 target.add(job.spec, nodes)
@@ -129,7 +165,7 @@ class DFRSScheduler(BaseScheduler):
             return
         # GreedyP: mark running jobs of lower priority, lowest first, until the job fits.
         mapped = [sim.jobs[jid] for jid in target.nodes]
-        ranked = by_priority(sim, [*mapped, job])
+        ranked = by_priority(sim, [*mapped, job], self._vfun(sim))
         lower = ranked[ranked.index(job) + 1 :]
         trial = target.copy()
         marked: list[Job] = []
@@ -166,7 +202,9 @@ class DFRSScheduler(BaseScheduler):
         cfg = self.config
         now = sim.now
         active = by_priority(
-            sim, [*sim.running.values(), *sim.suspended.values(), *sim.queue.values()]
+            sim,
+            [*sim.running.values(), *sim.suspended.values(), *sim.queue.values()],
+            self._vfun(sim),
         )
         packs = []
         for job in active:
@@ -174,7 +212,7 @@ class DFRSScheduler(BaseScheduler):
             pinned = None
             if job.size:
                 young = (cfg.minft is not None and now - spec.submit < cfg.minft) or (
-                    cfg.minvt is not None and sim.virtual_time(job) < cfg.minvt
+                    cfg.minvt is not None and self._virtual(sim, job) < cfg.minvt
                 )
                 if young or job.state is not _RUNNING:
                     pinned = tuple(int(n) for n in job.nodes)
@@ -205,7 +243,7 @@ class DFRSScheduler(BaseScheduler):
         active, packs = self._pack_jobs(sim)
         now = sim.now
         flow = {j.id: now - j.spec.submit for j in active}
-        virtual = {j.id: sim.virtual_time(j) for j in active}
+        virtual = {j.id: self._virtual(sim, j) for j in active}
         period = self.config.period
         mapping, _ = mcb8_stretch(packs, flow, virtual, period, sim.platform.total_nodes)
         target = self._placement(sim, mapping, packs)
@@ -217,7 +255,7 @@ class DFRSScheduler(BaseScheduler):
             return {}
         now = sim.now
         flow = {jid: now - spec.submit for jid, spec in target.specs.items()}
-        virtual = {jid: sim.virtual_time(sim.jobs[jid]) for jid in target.specs}
+        virtual = {jid: self._virtual(sim, sim.jobs[jid]) for jid in target.specs}
         return stretch_yields(target, flow, virtual, self.config.period, maxmin_yields(target))
 
 
