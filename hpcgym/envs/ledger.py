@@ -66,6 +66,8 @@ class JobLedger:
         self.req_list: list[int] = table.req.tolist()
         self.t_start: list[float] = [0.0] * n
         self.eta_end: list[float] = [NEVER] * n
+        self.any_size = not bool(table.rule.any())
+        """Every job accepts any size in its range (no power-of-two or multiple rule)."""
         self.simple = bool(np.all(table.cpu_need == 1.0)) and bool(np.all(table.mem == 0.0))
         """Every task is a whole node without memory: fits are idle-node counts."""
         self.queued: list[int] = []

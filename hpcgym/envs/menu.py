@@ -28,9 +28,8 @@ from hpcgym.envs.capacity import Capacity
 from hpcgym.envs.commands import Commander
 from hpcgym.envs.config import EnvConfig
 from hpcgym.envs.ledger import SIZE, JobLedger
-from hpcgym.envs.sizes import ceil_sizes, floor_sizes, running_targets
+from hpcgym.envs.sizes import floor_sizes, running_targets
 
-_EVOLVING = 3
 _NONE = np.zeros(0, dtype=np.int64)
 _NONE2 = np.zeros((0, 0), dtype=np.int64)
 _NONE_B = np.zeros(0, dtype=bool)
@@ -232,21 +231,25 @@ class ActionMenu:
     def _start_sizes(ledger: JobLedger, cap: Capacity, rows: np.ndarray, level: str) -> np.ndarray:
         """Start size of each row at ``level`` where it is legal now, else 0."""
         room = cap.best_room(ledger.cpu_need[rows], ledger.mem[rows], ledger.simple)
-        req = ledger.req[rows]
+        table = ledger.table
         if level == "req":
-            return np.where(req <= room, req, 0)
-        rule, mult = ledger.rule[rows], ledger.multiple[rows]
-        lo, hi = ledger.min[rows], ledger.max[rows]
-        if level == "min":
-            size = ceil_sizes(rule, mult, lo, hi, lo)
+            size = ledger.req[rows]
+        elif level == "min":
+            size = table.size_min[rows]
         elif level == "max":
-            size = floor_sizes(rule, mult, lo, hi, hi)
+            size = table.size_max[rows]
         else:
-            size = floor_sizes(rule, mult, lo, hi, np.broadcast_to(room, lo.shape))
-        # Rigid and evolving jobs start at their requested size only.
-        kind = ledger.kind[rows]
-        size = np.where((kind == 0) | (kind == _EVOLVING), req, size)
-        return np.where((size > 0) & (size <= room), size, 0)
+            lo, hi = ledger.min[rows], ledger.max[rows]
+            if ledger.any_size:
+                fit = np.minimum(hi, room)
+                fit = np.where(fit >= lo, fit, 0)
+            else:
+                x = np.broadcast_to(room, lo.shape)
+                fit = floor_sizes(ledger.rule[rows], ledger.multiple[rows], lo, hi, x)
+            # Rigid and evolving jobs start at their requested size only.
+            size = np.where(table.flexible[rows], fit, ledger.req[rows])
+            return np.where((size > 0) & (size <= room), size, 0)
+        return np.where(size <= room, size, 0)
 
     # ------------------------------------------------------------------ action -> command
     def apply(self, action: int, d: Decision, cmd: Commander) -> None:

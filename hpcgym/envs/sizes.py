@@ -53,17 +53,6 @@ def floor_sizes(
     return np.where((x >= lo) & (x >= 1) & (out >= lo), out, 0)
 
 
-def ceil_sizes(
-    rule: np.ndarray, multiple: np.ndarray, lo: np.ndarray, hi: np.ndarray, x: np.ndarray
-) -> np.ndarray:
-    """Vectorized :func:`accepted_ceil`."""
-    x = np.maximum(np.maximum(lo, x), 1)
-    pow2 = np.left_shift(1, np.ceil(np.log2(x)).astype(np.int64))
-    mult = multiple * -(-x // multiple)
-    out = np.where(rule == 1, pow2, np.where(rule == 2, mult, x))
-    return np.where(out <= hi, out, 0)
-
-
 def running_targets(
     ledger: JobLedger, cap: Capacity, rows: list[int], cfg: EnvConfig
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

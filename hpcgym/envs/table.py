@@ -13,6 +13,15 @@ KINDS = (JobKind.RIGID, JobKind.MOLDABLE, JobKind.MALLEABLE, JobKind.EVOLVING)
 """Kind codes: the index in this tuple."""
 RULES = (SizeRule.ANY, SizeRule.POWER_OF_TWO, SizeRule.MULTIPLE)
 """Size-rule codes: the index in this tuple."""
+_FLEXIBLE = (JobKind.MOLDABLE, JobKind.MALLEABLE)
+
+
+def _start_sizes(spec: JobSpec) -> list[int]:
+    if spec.kind not in _FLEXIBLE:
+        return [spec.nodes]
+    if spec.size_rule is SizeRule.ANY:
+        return [spec.min_nodes, spec.max_nodes]
+    return spec.sizes().tolist() or [spec.nodes]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +31,8 @@ class JobTable:
     ``estimate`` is the walltime, or the work when the workload has none; ``efficiency_max``
     the parallel efficiency at ``max`` relative to ``req``; ``next_step`` an evolving job's
     second-step size (0 otherwise); ``kind`` and ``rule`` are codes (``KINDS``, ``RULES``).
+    ``flexible``: the scheduler picks the start size (moldable, malleable); ``size_min`` and
+    ``size_max``: the smallest and largest start sizes (the requested one for other kinds).
     """
 
     submit: np.ndarray
@@ -37,13 +48,16 @@ class JobTable:
     multiple: np.ndarray
     efficiency_max: np.ndarray
     next_step: np.ndarray
+    flexible: np.ndarray
+    size_min: np.ndarray
+    size_max: np.ndarray
 
     @classmethod
     def build(cls, specs: Sequence[JobSpec]) -> JobTable:
         """The table of ``specs``."""
         n = len(specs)
 
-        def col(values: list[float] | list[int], dtype: type = np.float64) -> np.ndarray:
+        def col(values: Sequence[float], dtype: type = np.float64) -> np.ndarray:
             return np.array(values, dtype=dtype).reshape(n)
 
         return cls(
@@ -64,6 +78,9 @@ class JobTable:
             next_step=col(
                 [s.evolution[1].nodes if len(s.evolution) > 1 else 0 for s in specs], np.int64
             ),
+            flexible=col([s.kind in _FLEXIBLE for s in specs], np.bool_),
+            size_min=col([_start_sizes(s)[0] for s in specs], np.int64),
+            size_max=col([_start_sizes(s)[-1] for s in specs], np.int64),
         )
 
     def slice(self, start: int, stop: int) -> JobTable:
