@@ -11,7 +11,7 @@ from hpcgym.errors import HpcGymError
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every command registered."""
-    from hpcgym.bench import evaluate, simulate
+    from hpcgym.bench import command, evaluate, simulate
     from hpcgym.workloads import cli as workloads_cli
 
     parser = argparse.ArgumentParser(prog="hpcgym", description=__doc__)
@@ -19,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     simulate.register(sub)
     evaluate.register(sub)
+    command.register(sub)
     workloads_cli.register(sub)
     return parser
 

@@ -1,0 +1,128 @@
+"""Named, versioned benchmark scenarios: a preset, its overrides and the episode seeds.
+
+A scenario never changes once published; a changed one gets a new version (``-v1``). Episode
+seeds start at 1000 so that they differ from the seeds ``hpcgym train`` resets its training envs
+with (``seed + rank``, small numbers); note that window episodes of one trace may still overlap.
+
+```python
+from hpcgym.bench.scenarios import get, names
+get("rigid-lublin-v0").seeds
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hpcgym.errors import SpecError
+
+CLASSIC = ("fcfs", "sjf", "easy", "conservative")
+ELASTIC = ("fcfs", "easy", "mebf", "mebf-spare", "mebf-intensive")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One benchmark scenario.
+
+    Attributes:
+        name: Versioned name (``rigid-lublin-v0``).
+        env_id: Registered preset the episodes come from (its workload set and platform).
+        env_kwargs: Overrides of the preset's arguments (``n_jobs``, ``workload``, ...).
+        seeds: Reset seeds of the episodes; each fixes an episode's jobs.
+        policies: Policies run when none are selected.
+        description: One line for listings and leaderboards.
+    """
+
+    name: str
+    env_id: str
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    seeds: tuple[int, ...] = ()
+    policies: tuple[str, ...] = ()
+    description: str = ""
+
+
+_SCENARIOS: dict[str, Scenario] = {}
+
+
+def register(scenario: Scenario) -> None:
+    """Add ``scenario`` (its name must be new)."""
+    if scenario.name in _SCENARIOS:
+        raise SpecError(f"scenario {scenario.name!r} is already registered")
+    _SCENARIOS[scenario.name] = scenario
+
+
+def get(name: str) -> Scenario:
+    """The scenario called ``name``.
+
+    Raises:
+        SpecError: No such scenario (the message lists them).
+    """
+    try:
+        return _SCENARIOS[name]
+    except KeyError:
+        raise SpecError(f"no scenario named {name!r}; known: {', '.join(names())}") from None
+
+
+def names() -> list[str]:
+    """Registered scenario names, sorted."""
+    return sorted(_SCENARIOS)
+
+
+def _seeds(n: int, first: int = 1000) -> tuple[int, ...]:
+    return tuple(range(first, first + n))
+
+
+register(
+    Scenario(
+        "tiny-v0",
+        "hpcgym/Malleable-v0",
+        {"n_jobs": 16},
+        _seeds(2),
+        ("fcfs", "easy", "mebf", "random"),
+        "16-job windows of the MEBF SDSC-SP2 set on 128 nodes (tests and smoke runs)",
+    )
+)
+register(
+    Scenario(
+        "malleable-small-v0",
+        "hpcgym/Malleable-v0",
+        {"n_jobs": 64},
+        _seeds(8),
+        (*ELASTIC, "random", "advance"),
+        "64-job windows of the MEBF SDSC-SP2 set (60% malleable) on 128 nodes",
+    )
+)
+register(
+    Scenario(
+        "malleable-sdsc-v0",
+        "hpcgym/Malleable-v0",
+        {},
+        _seeds(10),
+        (*ELASTIC, "random", "advance"),
+        "256-job windows of the MEBF SDSC-SP2 set (60% malleable) on 128 nodes",
+    )
+)
+register(
+    Scenario(
+        "rigid-lublin-v0",
+        "hpcgym/Rigid-v0",
+        {},
+        _seeds(10),
+        (*CLASSIC, "random", "advance"),
+        "256-job windows of lublin_256 (rigid) on 256 nodes, as RLScheduler",
+    )
+)
+register(
+    Scenario(
+        "shared-dfrs-v0",
+        "hpcgym/Shared-v0",
+        {},
+        _seeds(5),
+        (*CLASSIC, "random"),
+        "256-job windows of the DFRS Lublin set (CPU needs, memory) on 128 x 4-core nodes",
+    )
+)
+
+MAIN = "malleable-small-v0"
+"""The scenario of the main job (``hpcgym bench`` with no arguments)."""

@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from hpcgym.bench import scenarios
+from hpcgym.bench.report import leaderboard
+from hpcgym.bench.runner import execute, plan, ray_available, results_table
+from hpcgym.cli import main
+from hpcgym.errors import SpecError
+
+MICRO = scenarios.Scenario("micro-test", "hpcgym/Rigid-v0", {"n_jobs": 12}, (5, 6), ("fcfs",))
+
+
+def test_plan_is_scenario_policy_seed_ordered_and_details_the_first_seed() -> None:
+    tasks = plan([MICRO], ["easy", "random"])
+    assert [(t.policy, t.seed, t.detail) for t in tasks] == [
+        ("easy", 5, True),
+        ("easy", 6, False),
+        ("random", 5, True),
+        ("random", 6, False),
+    ]
+    with pytest.raises(SpecError, match="unknown policy"):
+        plan([MICRO], ["nobody"])
+
+
+def test_process_pool_gives_the_serial_table() -> None:
+    tasks = plan([MICRO], ["easy", "random", "advance"])
+    serial = results_table(execute(tasks, "serial"))
+    pooled = results_table(execute(tasks, "process", workers=2))
+    pd.testing.assert_frame_equal(serial, pooled)
+
+
+@pytest.mark.skipif(not ray_available(), reason="ray is not installed")
+def test_ray_gives_the_serial_table() -> None:
+    tasks = plan([MICRO], ["easy", "random"])
+    pd.testing.assert_frame_equal(
+        results_table(execute(tasks, "serial")), results_table(execute(tasks, "ray", 2))
+    )
+
+
+def test_truncated_policies_rank_last() -> None:
+    rows = pd.DataFrame(
+        {
+            "scenario": ["s"] * 3,
+            "policy": ["a", "b", "c"],
+            "truncated": [False, True, False],
+            "mean_bsld": [3.0, 1.0, 2.0],
+        }
+    )
+    board = leaderboard(rows)
+    assert list(board["policy"]) == ["c", "a", "b"]
+    assert list(board["rank"]) == [1, 2, 3]
+
+
+def test_bench_cli_writes_everything_and_reruns_identically(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["bench", "--scenario", "tiny-v0", "--policy", "easy", "--policy", "random"]
+    argv += ["--executor", "process"]
+    assert main([*argv, "--out", str(tmp_path / "a")]) == 0
+    printed = capsys.readouterr().out
+    assert "tiny-v0" in printed and str((tmp_path / "a").resolve()) in printed
+    assert main([*argv, "--executor", "serial", "--out", str(tmp_path / "b")]) == 0
+    for name in ("results.csv", "jobs.csv", "leaderboard.md"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    plots = sorted(p.name for p in (tmp_path / "a" / "plots").iterdir())
+    assert plots == [
+        "tiny-v0_gantt_easy.png",
+        "tiny-v0_gantt_random.png",
+        "tiny-v0_slowdown.png",
+        "tiny-v0_timeline.png",
+    ]
+    results = pd.read_csv(tmp_path / "a" / "results.csv")
+    assert len(results) == 2 * len(scenarios.get("tiny-v0").seeds)
+
+
+def test_bench_list(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--list"]) == 0
+    assert scenarios.MAIN in capsys.readouterr().out
