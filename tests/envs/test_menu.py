@@ -252,8 +252,11 @@ def test_evolving_grant_by_hand(worlds: SimpleNamespace) -> None:
     env.step(0)  # t=30: job 3 submitted
     env.step(0)  # t=100: job 1 asks for 4 nodes
     assert sim.now == 100.0 and sim.jobs[1].request == 4
-    _, _, _, _, info = env.step(0)  # advance with a pending request that fits: not a stall
-    assert sim.jobs[1].request == 4 or info["forced_commands"] >= 0
+    # Advance with the request pending and nothing else running: a stall, so the env grants.
+    _, _, _, _, info = env.step(0)
+    assert info["forced_commands"] == 1
+    # Granted at t=100, its 100 s step ran on 4 nodes; at t=200 it stepped down to 1 node.
+    assert sim.now == 200.0 and sim.jobs[1].step == 2 and sim.jobs[1].size == 1
     env2 = worlds.make("test/evolving-tiny-v0", skip_trivial=False)
     env2.reset(seed=0)
     env2.step(labels.index("start[0]@req"))
