@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import platform
 import pstats
 import re
@@ -129,8 +130,9 @@ def main() -> None:
             f"`lublin_256.swf` ({n:,} jobs, `swf/lublin256-v0`, user estimates, 256 nodes), run",
             "to the end, best of "
             f"{args.repeat} interleaved runs. Machine: {platform.machine()}, Python "
-            f"{platform.python_version()}, numpy {np.__version__}; 2 CPUs shared with other work,",
-            "so timings vary by up to 2x between runs. Target: at least 100,000 jobs/s.",
+            f"{platform.python_version()}, numpy {np.__version__}; 2 CPUs shared with other work",
+            f"(load average {os.getloadavg()[0]:.1f} when written), so timings vary by 2x or more",
+            "between runs; compare rows of one table. Target: at least 100,000 jobs/s.",
             "",
             "| run | best wall (s) | jobs/s wall | jobs/s CPU |",
             "|---|---:|---:|---:|",
