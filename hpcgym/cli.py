@@ -11,6 +11,7 @@ from hpcgym.errors import HpcGymError
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every command registered."""
+    from hpcgym.agents import train
     from hpcgym.bench import command, evaluate, simulate
     from hpcgym.workloads import cli as workloads_cli
 
@@ -20,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.register(sub)
     evaluate.register(sub)
     command.register(sub)
+    train.register(sub)
     workloads_cli.register(sub)
     return parser
 

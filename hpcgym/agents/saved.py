@@ -40,6 +40,8 @@ class AgentCard:
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
     timesteps: int = 0
+    resize_budget: int | None = None
+    """Resizes per job allowed by the guard it was trained with (``hpcgym.agents.guard``)."""
 
     def to_json(self) -> str:
         """The card as JSON text."""
@@ -50,6 +52,7 @@ class AgentCard:
                 "env_kwargs": self.env_kwargs,
                 "seed": self.seed,
                 "timesteps": self.timesteps,
+                "resize_budget": self.resize_budget,
             },
             indent=2,
             sort_keys=True,
@@ -90,6 +93,7 @@ def load_agent(path: str | Path) -> tuple[Any, AgentCard]:
         env_kwargs=dict(raw.get("env_kwargs", {})),
         seed=int(raw.get("seed", 0)),
         timesteps=int(raw.get("timesteps", 0)),
+        resize_budget=raw.get("resize_budget"),
     )
     model = algorithm_class(card.algo).load(zip_path, device="cpu")
     return model, card

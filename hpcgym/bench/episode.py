@@ -140,6 +140,7 @@ def _run_env(
     kwargs = {**env_kwargs, **policy.env_overrides}
     env = gym.make(env_id, render_mode="rgb_array" if gantt else None, **kwargs)
     try:
+        policy.bind(env)
         obs, info = env.reset(seed=seed)
         policy.reset(seed)
         sim = env.unwrapped.sim  # type: ignore[attr-defined]

@@ -58,6 +58,7 @@ def summary_table(results: pd.DataFrame, by: Sequence[str] = ("policy",)) -> pd.
     cols = [c for c in HEADLINE if c in results.columns]
     table = results.groupby(list(by), sort=False)[cols].mean()
     table.insert(0, "episodes", results.groupby(list(by), sort=False).size())
+    table.insert(1, "truncated", results.groupby(list(by), sort=False)["truncated"].sum())
     return table.sort_values("mean_bsld", kind="stable")
 
 

@@ -29,6 +29,9 @@ class EnvPolicy:
 
     env_overrides: dict[str, Any] = {}  # noqa: RUF012  (read-only; agents set their own)
 
+    def bind(self, env: Any) -> None:
+        """Check ``env`` suits the policy (called once, before the first reset)."""
+
     def reset(self, seed: int) -> None:
         """Start an episode whose reset seed is ``seed``."""
 
@@ -61,18 +64,45 @@ class RandomPolicy(EnvPolicy):
         return int(legal[self._rng.integers(len(legal))])
 
 
+EPISODE_KEYS = frozenset(
+    {"workload", "workload_options", "workload_seed", "episode", "n_jobs", "n_seeds"}
+    | {"platform", "cores", "kill_on_walltime", "max_steps"}
+)
+"""Env arguments that choose the episode: an agent's card never overrides these."""
+
+
 class AgentPolicy(EnvPolicy):
-    """A saved SB3 agent, acting deterministically with the mask applied when it can take one."""
+    """A saved SB3 agent, acting deterministically with the mask applied when it can take one.
+
+    The env gets the card's encoding arguments (observation, windows, levels, ...), never its
+    episode arguments (:data:`EPISODE_KEYS`), so the agent schedules the evaluation's jobs. A
+    MaskablePPO agent trained with a resize budget acts under the same guard.
+    """
 
     def __init__(self, path: str | Path) -> None:
         from hpcgym.agents.saved import load_agent
 
         self.model, self.card = load_agent(path)
-        self.env_overrides = dict(self.card.env_kwargs)
+        kw = self.card.env_kwargs
+        self.env_overrides = {k: v for k, v in kw.items() if k not in EPISODE_KEYS}
         self._masked = self.card.algo == "maskable_ppo"
+        self._guard: Any = None
+
+    def bind(self, env: Any) -> None:
+        """Check the env is the agent's preset and set up its guard."""
+        env_id = env.spec.id if env.spec is not None else None
+        if env_id != self.card.env_id:
+            raise SpecError(f"agent trained on {self.card.env_id}, asked to run on {env_id}")
+        if self.card.resize_budget is not None:
+            from hpcgym.agents.guard import DecisionGuard
+            from hpcgym.agents.policies import menu_blocks
+
+            self._guard = DecisionGuard(menu_blocks(env), self.card.resize_budget)
 
     def act(self, obs: Any, mask: np.ndarray) -> int:
         """The model's deterministic action; an unmasked model's illegal choice becomes advance."""
+        if self._guard is not None:
+            mask = self._guard.restrict(mask, obs)
         if self._masked:
             action, _ = self.model.predict(obs, action_masks=mask, deterministic=True)
             return int(action)
@@ -108,5 +138,8 @@ def make_env_policy(name: str) -> EnvPolicy:
 
 
 def policy_label(name: str) -> str:
-    """A short name for tables: agents by their file stem."""
-    return Path(name).with_suffix("").name if policy_kind(name) == "agent" else name
+    """A short name for tables: agents by their file stem (their run folder for ``agent``)."""
+    if policy_kind(name) != "agent":
+        return name
+    p = Path(name).with_suffix("")
+    return p.parent.name if p.name == "agent" and p.parent.name else p.name

@@ -1,0 +1,174 @@
+"""Policies for ClusterEnv's flat menu: a permutation-invariant job-scoring policy for MaskablePPO.
+
+``JobScoringPolicy`` follows RLScheduler's kernel network: one small network, shared by every
+queue slot, scores a queued job from its own features and a summary of the cluster; another,
+shared by every running slot, scores that job's resize (and grant, suspend) entries; a third
+scores each suspended slot's resume. The scores are the action logits, laid out as the env's
+menu (``hpcgym.envs.menu``), so sb3-contrib's mask applies to them unchanged. Swapping two
+queue slots swaps their logits; the value head reads the cluster summary and the mean of the
+per-slot embeddings over occupied slots, so it does not depend on the order at all.
+
+The plain MLP is SB3's own ``MultiInputPolicy`` (Dict observations) or ``MlpPolicy``
+(``observation="flat"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import torch as th
+from gymnasium import spaces
+from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from torch import nn
+
+Blocks = dict[str, tuple[int, int, int]]
+"""Menu blocks: name -> ``(offset, slots, levels)`` (``ActionMenu.blocks``)."""
+
+_QUEUE_BLOCKS = ("start", "coschedule")
+_RUNNING_BLOCKS = ("shrink", "expand", "grant", "suspend")
+
+
+def menu_blocks(env: gym.Env[Any, Any]) -> Blocks:
+    """The menu layout of an hpcgym env (unwrapped through any wrappers)."""
+    menu = env.unwrapped.menu  # type: ignore[attr-defined]
+    return {k: (int(a), int(b), int(c)) for k, (a, b, c) in menu.blocks.items()}
+
+
+def _mlp(n_in: int, hidden: int, n_out: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(n_in, hidden), nn.Tanh(), nn.Linear(hidden, n_out), nn.Tanh())
+
+
+def _pool(h: th.Tensor, present: th.Tensor) -> th.Tensor:
+    """Mean of slot embeddings ``h`` (B, S, D) over occupied slots (``present`` B, S)."""
+    w = present.unsqueeze(-1)
+    return (h * w).sum(dim=1) / w.sum(dim=1).clamp(min=1.0)
+
+
+class JobScoringExtractor(BaseFeaturesExtractor):
+    """Per-slot scores (the menu's logits, in menu order) followed by a pooled value embedding.
+
+    Args:
+        observation_space: The env's ``Dict`` observation space.
+        blocks: The menu layout (:func:`menu_blocks`).
+        hidden: Width of the shared slot networks.
+        embed: Width of the cluster summary and of the slot embeddings.
+    """
+
+    def __init__(
+        self, observation_space: spaces.Dict, blocks: Blocks, hidden: int = 64, embed: int = 32
+    ) -> None:
+        shapes = {k: sp.shape for k, sp in observation_space.spaces.items()}
+        assert all(s is not None for s in shapes.values())
+        self.blocks = dict(blocks)
+        self.n_actions = 1 + sum(
+            slots * lv for name, (_, slots, lv) in blocks.items() if name != "advance"
+        )
+        self.q_levels = [blocks[b][2] for b in _QUEUE_BLOCKS if b in blocks]
+        self.r_levels = [blocks[b][2] for b in _RUNNING_BLOCKS if b in blocks]
+        self.has_resume = "resume" in blocks
+        ctx_in = int(th.tensor(shapes["cluster"]).prod()) + int(shapes["time"][0])  # type: ignore[index]
+        pooled = 2 + int(self.has_resume)
+        super().__init__(observation_space, self.n_actions + embed * (1 + pooled))
+        self.context = nn.Sequential(nn.Linear(ctx_in, embed), nn.Tanh())
+        self.advance = nn.Linear(embed, 1)
+        self.queue_body = _mlp(shapes["queue"][1] + embed, hidden, embed)  # type: ignore[index]
+        self.queue_score = nn.Linear(embed, sum(self.q_levels))
+        self.run_body = _mlp(shapes["running"][1] + embed, hidden, embed)  # type: ignore[index]
+        self.run_score = nn.Linear(embed, max(1, sum(self.r_levels)))
+        if self.has_resume:
+            self.susp_body = _mlp(shapes["suspended"][1] + embed, hidden, embed)  # type: ignore[index]
+            self.susp_score = nn.Linear(embed, 1)
+
+    def score_heads(self) -> list[nn.Module]:
+        """The layers that output logits (initialised small, as SB3 does for its action net)."""
+        heads: list[nn.Module] = [self.advance, self.queue_score, self.run_score]
+        return [*heads, self.susp_score] if self.has_resume else heads
+
+    def _slots(self, x: th.Tensor, ctx: th.Tensor, body: nn.Module) -> th.Tensor:
+        c = ctx.unsqueeze(1).expand(-1, x.shape[1], -1)
+        out: th.Tensor = body(th.cat([x, c], dim=-1))
+        return out
+
+    @staticmethod
+    def _split(scores: th.Tensor, levels: list[int]) -> list[th.Tensor]:
+        parts, at = [], 0
+        for lv in levels:
+            parts.append(scores[..., at : at + lv].reshape(scores.shape[0], -1))
+            at += lv
+        return parts
+
+    def forward(self, obs: dict[str, th.Tensor]) -> th.Tensor:
+        """Logits in menu order, then ``[context, pooled queue, pooled running(, suspended)]``."""
+        batch = obs["queue"].shape[0]
+        ctx = self.context(th.cat([obs["cluster"].reshape(batch, -1), obs["time"]], dim=-1))
+        qh = self._slots(obs["queue"], ctx, self.queue_body)
+        rh = self._slots(obs["running"], ctx, self.run_body)
+        logits = [self.advance(ctx)]
+        logits += self._split(self.queue_score(qh), self.q_levels)
+        logits += self._split(self.run_score(rh), self.r_levels)
+        pooled = [ctx, _pool(qh, obs["queue"][..., 0]), _pool(rh, obs["running"][..., 0])]
+        if self.has_resume:
+            sh = self._slots(obs["suspended"], ctx, self.susp_body)
+            logits.append(self.susp_score(sh).reshape(batch, -1))
+            pooled.append(_pool(sh, obs["suspended"][..., 0]))
+        return th.cat(logits + pooled, dim=-1)
+
+
+class _SplitLatent(nn.Module):
+    """Actor latent: the logits as they are; critic latent: an MLP over the pooled embedding."""
+
+    def __init__(self, n_actions: int, features_dim: int, hidden: int) -> None:
+        super().__init__()
+        self.n_actions = n_actions
+        self.latent_dim_pi = n_actions
+        self.latent_dim_vf = hidden
+        self.critic = nn.Sequential(nn.Linear(features_dim - n_actions, hidden), nn.Tanh())
+
+    def forward(self, features: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
+        return self.forward_actor(features), self.forward_critic(features)
+
+    def forward_actor(self, features: th.Tensor) -> th.Tensor:
+        return features[:, : self.n_actions]
+
+    def forward_critic(self, features: th.Tensor) -> th.Tensor:
+        out: th.Tensor = self.critic(features[:, self.n_actions :])
+        return out
+
+
+class JobScoringPolicy(MaskableMultiInputActorCriticPolicy):
+    """MaskablePPO policy whose logits are the :class:`JobScoringExtractor`'s per-slot scores.
+
+    Pass the menu layout as ``policy_kwargs={"features_extractor_kwargs": {"blocks": ...}}``
+    (``hpcgym train`` does it).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("features_extractor_class", JobScoringExtractor)
+        kwargs.setdefault("share_features_extractor", True)
+        super().__init__(*args, **kwargs)
+
+    def _build_mlp_extractor(self) -> None:
+        extractor = self.features_extractor
+        assert isinstance(extractor, JobScoringExtractor)
+        assert isinstance(self.action_space, spaces.Discrete)
+        if extractor.n_actions != int(self.action_space.n):
+            raise ValueError(
+                f"menu layout has {extractor.n_actions} entries, action space {self.action_space.n}"
+            )
+        self.mlp_extractor = _SplitLatent(extractor.n_actions, extractor.features_dim, 64)  # type: ignore[assignment]
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)
+        self.action_net = nn.Identity()  # the extractor's scores are the logits
+        extractor = self.features_extractor
+        assert isinstance(extractor, JobScoringExtractor)
+        if self.ortho_init:
+            for head in extractor.score_heads():
+                head.apply(lambda m: self.init_weights(m, gain=0.01))
+        self.optimizer = self.optimizer_class(
+            self.parameters(),
+            lr=lr_schedule(1),  # type: ignore[call-arg]
+            **self.optimizer_kwargs,
+        )
