@@ -47,6 +47,7 @@ class JobLedger:
             progressing), efficiency at the current size, reconfigurations, pending request and
             reconfiguring flag.
         on_touch: Called with the row after every refresh of ``dyn`` (observation caches).
+            ``dyn`` is refreshed lazily: call ``fresh(rows)`` before reading it.
     """
 
     def __init__(self, sim: EngineCore, table: JobTable) -> None:
@@ -75,6 +76,7 @@ class JobLedger:
         self.suspended: list[int] = []
         self.dyn = np.zeros((n, 9))
         self.on_touch: Callable[[int], None] | None = None
+        self._dirty: set[int] = set()
         # Progress made before each step of the evolving jobs (others need none).
         self.step_base = {
             i: np.concatenate(([0.0], np.cumsum([st.duration for st in j.spec.evolution])))
@@ -163,7 +165,23 @@ class JobLedger:
         self._unfinished_gone(r)
 
     def touch(self, r: int) -> None:
-        """Refresh the dynamic cache of row ``r`` from the engine."""
+        """Mark the dynamic cache of row ``r`` stale (it is refreshed when next read)."""
+        self._dirty.add(r)
+
+    def fresh(self, rows: list[int]) -> None:
+        """Refresh the stale caches among ``rows`` (before reading ``dyn`` or ``eta_end``).
+
+        Refreshing late gives the same values as refreshing at once: a job's state changes
+        only through a reported event or a command, each of which marks it stale again.
+        """
+        dirty = self._dirty
+        if dirty:
+            for r in rows:
+                if r in dirty:
+                    dirty.discard(r)
+                    self._refresh(r)
+
+    def _refresh(self, r: int) -> None:
         job = self.jobs[r]
         sim = self.sim
         spec = job.spec

@@ -201,6 +201,7 @@ class ActionMenu:
             self._put(mask, "suspend", suspend)
             slist = ledger.suspended[: cfg.suspended_slots]
             if slist:
+                ledger.fresh(slist)
                 srows = np.array(slist, dtype=np.int64)
                 saved = ledger.dyn[srows, SIZE]
                 room = cap.best_room(ledger.cpu_need[srows], ledger.mem[srows], ledger.simple)

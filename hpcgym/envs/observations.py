@@ -118,6 +118,7 @@ class DictObservation:
 
     def _running(self, rows: list[int], slots: int, now: float) -> np.ndarray:
         k = len(rows)
+        self.ledger.fresh(rows)
         out = self.run_feat.take(rows + self._pad_r[: slots - k], axis=0)
         if k:
             t_start, eta_end = self.ledger.t_start, self.ledger.eta_end

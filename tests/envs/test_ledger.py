@@ -32,6 +32,7 @@ def test_ledger_mirrors_the_engine(world: str, worlds: SimpleNamespace) -> None:
             assert [ids[r] for r in led.queued] == list(sim.queue)
             assert sorted(ids[r] for r in led.holding) == sorted(sim.running)
             assert sorted(ids[r] for r in led.suspended) == sorted(sim.suspended)
+            led.fresh(led.holding)
             for r in led.holding:
                 job = led.jobs[r]
                 assert led.dyn[r, SIZE] == job.size
