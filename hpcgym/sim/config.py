@@ -17,6 +17,9 @@ class SimConfig:
         bsld_tau: Threshold in seconds of bounded slowdown and bounded stretch.
         idle_power: Watts of an idle node.
         busy_power: Watts of a node whose CPU is fully allocated; power is linear in between.
+        progress: How the tasks' CPU yields make a job's progress: ``"worst"`` (default; the
+            slowest task sets the pace, as in a bulk-synchronous code) or ``"mean"`` (their
+            average, the SD-Policy paper's ideal model).
     """
 
     kill_on_walltime: bool = True
@@ -24,11 +27,14 @@ class SimConfig:
     bsld_tau: float = 10.0
     idle_power: float = 100.0
     busy_power: float = 250.0
+    progress: str = "worst"
 
     def __post_init__(self) -> None:
         if self.tick is not None and not self.tick > 0:
             raise SpecError(f"tick period must be > 0 seconds or None, got {self.tick}")
         if self.bsld_tau <= 0:
             raise SpecError(f"bsld_tau must be > 0, got {self.bsld_tau}")
+        if self.progress not in ("worst", "mean"):
+            raise SpecError(f"progress must be 'worst' or 'mean', got {self.progress!r}")
         if not 0 <= self.idle_power <= self.busy_power:
             raise SpecError("power model needs 0 <= idle_power <= busy_power")

@@ -363,15 +363,20 @@ class EngineCore:
         self._useful_total += useful - job._useful
         job._useful = useful
 
-    @staticmethod
-    def _nominal_rate(job: Job) -> tuple[float, float]:
+    def _nominal_rate(self, job: Job) -> tuple[float, float]:
         """Yield and progress rate the job's allocation gives when it progresses."""
         spec = job.spec
         n = job._nodes.size
         if not n:
             return 0.0, 0.0
-        worst = (job._share if job._share > 0 else float(job._cpu.min())) / spec.cpu_need
-        y = 1.0 if worst >= 1.0 else worst
+        if job._share > 0:
+            worst = job._share / spec.cpu_need
+            y = 1.0 if worst >= 1.0 else worst
+        elif self.config.progress == "mean":
+            y = float(np.minimum(job._cpu / spec.cpu_need, 1.0).mean())
+        else:
+            worst = float(job._cpu.min()) / spec.cpu_need
+            y = 1.0 if worst >= 1.0 else worst
         return y, (y if job._evolving else spec.rate(n) * y)
 
     def _plan(self, job: Job) -> None:
@@ -385,7 +390,7 @@ class EngineCore:
 
     def _arm_walltime(self, job: Job) -> None:
         job._wt_version += 1
-        wt = job.spec.walltime
+        wt = job._walltime
         if wt is not None and self.config.kill_on_walltime:
             left = wt - job._held
             self._push(self._now + (left if left > 0 else 0.0), _WALLTIME, job, job._wt_version)
@@ -573,7 +578,7 @@ class EngineCore:
 
     def _kill_armed(self, job: Job) -> bool:
         """Whether a walltime kill is pending for a job holding resources."""
-        return self.config.kill_on_walltime and job.spec.walltime is not None
+        return self.config.kill_on_walltime and job._walltime is not None
 
     def _stall_message(self) -> str:
         stuck = [j for j in self._order if j._state not in (_COMPLETED, _KILLED, _REJECTED)]

@@ -78,6 +78,7 @@ class Job:
         "_useful",
         "_version",
         "_virtual",
+        "_walltime",
         "_waste",
         "_wt_version",
         "_yield",
@@ -106,6 +107,7 @@ class Job:
         self._t_last = 0.0
         self._version = 0
         self._wt_version = 0
+        self._walltime = spec.walltime
         self._start = math.nan
         self._end = math.nan
         self._request = 0
@@ -145,6 +147,11 @@ class Job:
     def size(self) -> int:
         """Tasks currently held."""
         return self._nodes.size
+
+    @property
+    def walltime(self) -> float | None:
+        """The job's current time limit: its spec's, unless ``set_walltime`` changed it."""
+        return self._walltime
 
     @property
     def suspended_size(self) -> int:

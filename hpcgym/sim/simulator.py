@@ -34,6 +34,8 @@ _RUNNING = JobState.RUNNING
 _RECONFIGURING = JobState.RECONFIGURING
 _SUSPENDED = JobState.SUSPENDED
 _REJECTED = JobState.REJECTED
+_PENDING = JobState.PENDING
+_ENDED = (JobState.COMPLETED, JobState.KILLED, JobState.REJECTED)
 _K_RIGID = JobKind.RIGID
 _K_MALLEABLE = JobKind.MALLEABLE
 _K_EVOLVING = JobKind.EVOLVING
@@ -135,7 +137,7 @@ class Simulator(EngineCore):
         job._start = job._t_last = now
         v = job._version = job._version + 1
         heappush(self._heap, (now + job._remaining / rate, _PHASE_END, next(self._seq), job, v))
-        if spec.walltime is not None:
+        if job._walltime is not None:
             self._arm_walltime(job)
         self._commands += 1
 
@@ -300,6 +302,26 @@ class Simulator(EngineCore):
         if time not in self._wakeups:
             self._wakeups.add(time)
             heappush(self._heap, (time, _WAKEUP, next(self._seq), None, 0))
+
+    def set_walltime(self, job_id: int, walltime: float | None) -> None:
+        """Change the time limit of a queued, running or suspended job (``None``: no limit).
+
+        A running job whose held time already exceeds the new limit is killed at once (at the
+        next ``advance``), as a resource manager would.
+
+        Raises:
+            CommandError: The limit is not positive, or the job has ended.
+        """
+        job = self._job(job_id)
+        if job._state in _ENDED or job._state is _PENDING:
+            raise JobStateError(f"job {job_id} is {job._state.value}; its walltime cannot change")
+        if walltime is not None and not 0 < walltime < math.inf:
+            raise CommandError(f"job {job_id}: a walltime must be > 0 and finite, got {walltime!r}")
+        self._settle(job)
+        job._walltime = walltime
+        if job._state is _RUNNING or job._state is _RECONFIGURING:
+            self._arm_walltime(job)
+        self._commands += 1
 
     def reject(self, job_id: int) -> None:
         """Refuse a queued job for good (it ends as rejected and is counted)."""
