@@ -78,11 +78,17 @@ def _plots(outcomes: Sequence[TaskOutcome], jobs: pd.DataFrame, folder: Path) ->
     for scenario, part in jobs.groupby("scenario", sort=False):
         policies = list(dict.fromkeys(part["policy"]))
         data = [part.loc[part["policy"] == p, "bsld"].dropna().to_numpy() for p in policies]
+        cut = {
+            o.row["policy"]
+            for o in outcomes
+            if o.row["scenario"] == scenario and o.row["truncated"]
+        }
+        labels = [f"{p}\n(truncated)" if p in cut else p for p in policies]
         fig = Figure(figsize=(max(6.0, 1.1 * len(policies)), 4.0))
         ax = fig.add_subplot(1, 1, 1)
-        ax.boxplot(data, tick_labels=policies, showfliers=True, flierprops={"markersize": 2})
+        ax.boxplot(data, tick_labels=labels, showfliers=True, flierprops={"markersize": 2})
         ax.set_yscale("log")
-        ax.set_ylabel("bounded slowdown (per job, all episodes)")
+        ax.set_ylabel("bounded slowdown (per ended job, all episodes)")
         ax.set_title(str(scenario))
         fig.tight_layout()
         path = folder / f"{scenario}_slowdown.png"

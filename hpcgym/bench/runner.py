@@ -124,6 +124,7 @@ def execute(tasks: Sequence[Task], executor: str = "auto", workers: int = 2) -> 
         return [run_task(t) for t in tasks]
     # forkserver: a fork of a parent that already runs torch threads can deadlock.
     ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["hpcgym.bench.runner"])  # workers fork with imports done
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         return list(pool.map(run_task, tasks))
 

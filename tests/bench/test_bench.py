@@ -80,3 +80,20 @@ def test_bench_cli_writes_everything_and_reruns_identically(
 def test_bench_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "--list"]) == 0
     assert scenarios.MAIN in capsys.readouterr().out
+
+
+def test_main_job_trains_then_benchmarks_and_reuses_its_agent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scenarios, "MAIN", "tiny-v0")
+    argv = ["bench", "--timesteps", "64", "--executor", "serial", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "training MaskablePPO" in printed and "agent" in printed
+    assert (tmp_path / "agent" / "agent.zip").is_file()
+    board = (tmp_path / "leaderboard.md").read_text()
+    assert "| agent |" in board and "| mebf |" in board
+    first = (tmp_path / "results.csv").read_bytes()
+    assert main(argv) == 0
+    assert "reusing the agent" in capsys.readouterr().out
+    assert (tmp_path / "results.csv").read_bytes() == first
