@@ -123,7 +123,7 @@ class ActionMenu:
     # ------------------------------------------------------------------ state -> targets
     def has_choice(self, ledger: JobLedger, cap: Capacity) -> bool | None:
         """Whether any entry besides advance is legal; ``None`` when only ``decide`` can tell."""
-        if not self._fast or self._running_blocks or self.cfg.suspend:
+        if not (self._fast and ledger.simple) or self._running_blocks or self.cfg.suspend:
             return None
         room = cap.max_idle()
         req = ledger.req_list
@@ -135,7 +135,7 @@ class ActionMenu:
         queued = ledger.queued
         mask = self._template.copy()
         off = self._start_offset
-        if self._fast:
+        if self._fast and ledger.simple:
             # Whole-node tasks, one start level ("req"), submission order: plain Python on
             # the window is cheaper than numpy calls at these sizes.
             qlist = queued[: cfg.queue_slots]

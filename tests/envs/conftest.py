@@ -87,6 +87,7 @@ def _shared() -> tuple[list[JobSpec], Platform]:
         JobSpec(3, 10.0, work=60.0, nodes=2, cpu_need=0.25, mem=0.6),
         JobSpec(4, 10.0, work=40.0, nodes=4, cpu_need=1.0, mem=0.2),
         JobSpec(5, 20.0, work=30.0, nodes=1, cpu_need=0.5, mem=0.1),
+        JobSpec(6, 20.0, work=30.0, nodes=3, cpu_need=0.5, mem=0.2),
     ]
     return jobs, Platform.single(4)
 

@@ -156,8 +156,22 @@ def test_mask_on_long_random_trajectories(world: str, seed: int, worlds: SimpleN
     check_menu(world, worlds, seed=seed, states=60)
 
 
-def check_menu(world: str, worlds: SimpleNamespace, seed: int, states: int) -> None:
-    env = worlds.make(world, skip_trivial=False)
+def test_mask_of_plain_starts_on_shared_nodes(worlds: SimpleNamespace) -> None:
+    # One start level and no co-scheduling, but fractional tasks: not the whole-node path.
+    kwargs = {"coschedule_levels": [], "suspend": False, "suspended_slots": 0, "queue_slots": 6}
+    env = worlds.make("test/shared-tiny-v0", skip_trivial=False, **kwargs)
+    env.reset(seed=0)
+    env.step(1)  # job 1: 2 tasks of half a node on nodes 0 and 1
+    env.step(0)  # t=10
+    env.step(0)  # t=20: job 6 (3 tasks of half a node) fits on 2 idle + 2 half-used nodes
+    assert env.sim is not None and env.sim.now == 20.0 and env.sim.free_nodes() == 2
+    slot = [env.ledger.jobs[r].spec.id for r in env._decision.queue_rows].index(6)
+    assert env.action_masks()[1 + slot] == 1
+    check_menu("test/shared-tiny-v0", worlds, seed=5, states=14, **kwargs)
+
+
+def check_menu(world: str, worlds: SimpleNamespace, seed: int, states: int, **kwargs: Any) -> None:
+    env = worlds.make(world, skip_trivial=False, **kwargs)
     rng = np.random.default_rng(seed)
     _obs, info = env.reset(seed=0)
     checked = 0
