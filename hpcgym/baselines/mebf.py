@@ -103,6 +103,9 @@ def scalability(spec: JobSpec, model: SpeedupModel | None = None) -> float:
 class MEBF(BaseScheduler):
     """Malleable EASY backfilling (see the module docstring for a pass).
 
+    Run it with ``SimConfig(kill_on_walltime=False)`` when jobs have walltimes: the engine
+    counts walltime in seconds held, so a shrunk job would be killed at its request.
+
     The performance model MEBF predicts with is, by default, each job's own speedup model
     (a perfect model). ``model`` gives other speedup models by job id, to study model error
     (the paper's +0.1 bias in rho): they decide the scalability order and every prediction at
