@@ -16,9 +16,12 @@ from functools import partial
 
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.classic import FCFS, SJF, ConservativeBackfill, EasyBackfill
+from hpcgym.baselines.evolving_online import EvolvingListScheduler, evolving_factories
+from hpcgym.baselines.koala import KOALA_PRESETS, Koala
 from hpcgym.baselines.mebf import MEBF, MEBFConfig
 from hpcgym.baselines.profile import Profile, shadow
 from hpcgym.baselines.registry import make, names, register
+from hpcgym.baselines.sdpolicy import SD_PRESETS, SDPolicy
 
 register("fcfs", FCFS)
 register("sjf", SJF)
@@ -29,6 +32,13 @@ for _policy in ("handoff", "spare", "intensive"):
     register(f"mebf-{_policy}", partial(MEBF, policy=_policy))
 register("mebf-shrink+", partial(MEBF, variant="shrink+"))
 register("mebf-expand+", partial(MEBF, variant="expand+"))
+for _name, _kwargs in SD_PRESETS.items():
+    register(_name, partial(SDPolicy, **_kwargs))
+register("sd-policy", SDPolicy)  # MAXSD 10, worst-case runtime model; make("sd-policy", ...)
+for _name, _kwargs in KOALA_PRESETS.items():
+    register(_name, partial(Koala, **_kwargs))
+for _name, _factory in evolving_factories().items():
+    register(_name, _factory)
 
 __all__ = [
     "FCFS",
@@ -37,8 +47,11 @@ __all__ = [
     "BaseScheduler",
     "ConservativeBackfill",
     "EasyBackfill",
+    "EvolvingListScheduler",
+    "Koala",
     "MEBFConfig",
     "Profile",
+    "SDPolicy",
     "estimated_end",
     "make",
     "names",
