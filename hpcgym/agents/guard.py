@@ -18,7 +18,7 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import numpy as np
 
-from hpcgym.agents.policies import Blocks, menu_blocks
+from hpcgym.agents.layout import Blocks, menu_blocks
 
 RECONFIG_FEATURE = 8
 """Column of ``obs["running"]`` holding ``c / (c + 1)`` for ``c`` reconfigurations."""

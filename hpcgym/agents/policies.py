@@ -16,24 +16,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium as gym
 import torch as th
 from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-Blocks = dict[str, tuple[int, int, int]]
-"""Menu blocks: name -> ``(offset, slots, levels)`` (``ActionMenu.blocks``)."""
+from hpcgym.agents.layout import Blocks, menu_blocks
+
+__all__ = ["JobScoringExtractor", "JobScoringPolicy", "menu_blocks"]
 
 _QUEUE_BLOCKS = ("start", "coschedule")
 _RUNNING_BLOCKS = ("shrink", "expand", "grant", "suspend")
-
-
-def menu_blocks(env: gym.Env[Any, Any]) -> Blocks:
-    """The menu layout of an hpcgym env (unwrapped through any wrappers)."""
-    menu = env.unwrapped.menu  # type: ignore[attr-defined]
-    return {k: (int(a), int(b), int(c)) for k, (a, b, c) in menu.blocks.items()}
 
 
 def _mlp(n_in: int, hidden: int, n_out: int) -> nn.Sequential:

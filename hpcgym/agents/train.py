@@ -73,6 +73,10 @@ class TrainConfig:
     threads: int = 1
     progress: bool = False
     verbose: int = 0
+    pretrain: str | None = None
+    """Clone this expert first (``hpcgym.agents.imitation.EXPERTS``); MaskablePPO only."""
+    pretrain_episodes: int = 20
+    pretrain_epochs: int = 10
 
     def run_dir(self) -> Path:
         """The run folder (``runs/<algo>_<preset>_s<seed>`` unless ``out`` is given)."""
@@ -168,6 +172,31 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
     return model, venv, hp, card
 
 
+DEMO_SEEDS = 10_000
+"""Demonstration episodes use reset seeds from here (away from training and bench seeds)."""
+
+
+def pretrain(model: Any, cfg: TrainConfig, env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Behaviour-clone ``cfg.pretrain`` into ``model``; return what was done (for the record)."""
+    from hpcgym.agents.imitation import clone, demonstrate
+
+    if cfg.algo != "maskable_ppo":
+        raise SpecError("--pretrain clones into a masked policy: use --algo maskable_ppo")
+    t0 = time.perf_counter()
+    seeds = list(range(DEMO_SEEDS, DEMO_SEEDS + cfg.pretrain_episodes))
+    demos = demonstrate(cfg.pretrain, cfg.env_id, env_kwargs, seeds)
+    losses = clone(model, demos, cfg.pretrain_epochs, seed=cfg.seed)
+    return {
+        "expert": cfg.pretrain,
+        "episodes": cfg.pretrain_episodes,
+        "samples": len(demos.actions),
+        "epochs": cfg.pretrain_epochs,
+        "loss_first": round(losses[0], 4),
+        "loss_last": round(losses[-1], 4),
+        "seconds": round(time.perf_counter() - t0, 2),
+    }
+
+
 def train(cfg: TrainConfig) -> TrainResult:
     """Train, checkpoint, log and save; see the module docstring for what lands where."""
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
@@ -177,6 +206,8 @@ def train(cfg: TrainConfig) -> TrainResult:
     model, venv, hp, card = build(cfg)
     run_dir = cfg.run_dir()
     run_dir.mkdir(parents=True, exist_ok=True)
+    if cfg.pretrain:
+        hp["pretrain"] = pretrain(model, cfg, hp["env_kwargs"])
     (run_dir / "hyperparams.json").write_text(json.dumps(hp, indent=2, sort_keys=True) + "\n")
     metrics = EpisodeMetricsCallback(run_dir / "episodes.csv")
     callbacks: list[Any] = [metrics]
@@ -233,6 +264,8 @@ def run(args: argparse.Namespace) -> int:
         threads=args.threads,
         progress=not args.no_progress,
         verbose=args.verbose,
+        pretrain=args.pretrain,
+        pretrain_episodes=args.pretrain_episodes,
     )
     r = train(cfg)
     print(
@@ -268,4 +301,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--threads", type=int, default=1, help="torch threads")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--verbose", type=int, default=0)
+    p.add_argument(
+        "--pretrain",
+        choices=("fcfs", "first-fit"),
+        default=None,
+        help="behaviour-clone this expert's env actions before MaskablePPO",
+    )
+    p.add_argument("--pretrain-episodes", type=int, default=20, help="demonstration episodes")
     p.set_defaults(func=run)

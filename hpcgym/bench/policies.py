@@ -5,6 +5,8 @@ A policy name is resolved in this order:
 * ``advance``: always chooses *advance* (the env then starts the head job only when the machine
   would otherwise stall, so this is a very lazy FCFS);
 * ``random``: uniform over the legal entries of the mask, seeded with the episode's seed;
+* ``first-fit``: the first queue slot whose first start level is legal, else advance (the
+  imitation expert of :mod:`hpcgym.agents.imitation`: backfilling without a reservation);
 * a name of :func:`hpcgym.baselines.names` (``fcfs``, ``easy``, ``mebf``, ...): an engine
   scheduler, run on the bare engine over exactly the episode the env draws for that seed
   (``hpcgym.baselines`` has no env adapter yet; see :mod:`hpcgym.bench.episode`);
@@ -21,7 +23,7 @@ import numpy as np
 from hpcgym.baselines import names as baseline_names
 from hpcgym.errors import SpecError
 
-BUILTIN = ("advance", "random")
+BUILTIN = ("advance", "random", "first-fit")
 
 
 class EnvPolicy:
@@ -71,6 +73,24 @@ EPISODE_KEYS = frozenset(
 """Env arguments that choose the episode: an agent's card never overrides these."""
 
 
+class FirstFitPolicy(EnvPolicy):
+    """Start the first queued job that fits at its first start level; else advance."""
+
+    def __init__(self) -> None:
+        self._act: Any = None
+
+    def bind(self, env: Any) -> None:
+        """Read the menu layout."""
+        from hpcgym.agents.imitation import make_expert
+        from hpcgym.agents.layout import menu_blocks
+
+        self._act = make_expert("first-fit", menu_blocks(env))
+
+    def act(self, obs: Any, mask: np.ndarray) -> int:
+        """The expert's action."""
+        return int(self._act(mask))
+
+
 class AgentPolicy(EnvPolicy):
     """A saved SB3 agent, acting deterministically with the mask applied when it can take one.
 
@@ -95,7 +115,7 @@ class AgentPolicy(EnvPolicy):
             raise SpecError(f"agent trained on {self.card.env_id}, asked to run on {env_id}")
         if self.card.resize_budget is not None:
             from hpcgym.agents.guard import DecisionGuard
-            from hpcgym.agents.policies import menu_blocks
+            from hpcgym.agents.layout import menu_blocks
 
             self._guard = DecisionGuard(menu_blocks(env), self.card.resize_budget)
 
@@ -134,6 +154,8 @@ def make_env_policy(name: str) -> EnvPolicy:
         return AdvancePolicy()
     if name == "random":
         return RandomPolicy()
+    if name == "first-fit":
+        return FirstFitPolicy()
     return AgentPolicy(name)
 
 

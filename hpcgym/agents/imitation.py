@@ -1,0 +1,127 @@
+"""Behaviour cloning from an expert's env actions, before MaskablePPO fine-tuning.
+
+``hpcgym.baselines`` has no env adapter yet (engine schedulers issue engine commands, not menu
+entries), so the experts here are menu policies written over the mask:
+
+* ``fcfs``: start queue slot 0 at its first start level when legal, else advance (with the
+  presets' ``queue_order="fcfs"`` this is FCFS);
+* ``first-fit``: start the first queue slot whose first start level is legal, else advance
+  (backfilling without a reservation).
+
+Cloning maximises the masked log-probability of the expert's actions under the policy
+(``evaluate_actions`` of sb3-contrib's maskable policy), with Adam, in seeded
+minibatches; ``hpcgym train --pretrain first-fit`` then fine-tunes with MaskablePPO.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from hpcgym.agents.layout import Blocks, menu_blocks
+from hpcgym.errors import SpecError
+
+Expert = Callable[[np.ndarray], int]
+"""A menu policy: the action for a mask."""
+
+
+def _starts(blocks: Blocks) -> np.ndarray:
+    offset, slots, levels = blocks["start"]
+    return offset + levels * np.arange(slots)
+
+
+def make_expert(name: str, blocks: Blocks) -> Expert:
+    """The expert ``name`` (``fcfs`` or ``first-fit``) over a menu layout."""
+    starts = _starts(blocks)
+    if name == "fcfs":
+        head = int(starts[0])
+        return lambda mask: head if mask[head] else 0
+    if name == "first-fit":
+
+        def first_fit(mask: np.ndarray) -> int:
+            legal = starts[mask[starts] == 1]
+            return int(legal[0]) if legal.size else 0
+
+        return first_fit
+    raise SpecError(f"unknown expert {name!r}; choose from {', '.join(EXPERTS)}")
+
+
+EXPERTS = ("fcfs", "first-fit")
+
+
+@dataclass(frozen=True)
+class Demonstrations:
+    """Observations (dict of stacked arrays), masks and expert actions."""
+
+    obs: dict[str, np.ndarray]
+    masks: np.ndarray
+    actions: np.ndarray
+
+
+def demonstrate(
+    expert: str, env_id: str, env_kwargs: dict[str, Any], seeds: list[int]
+) -> Demonstrations:
+    """Run ``expert`` on the episodes of ``seeds`` and record every step."""
+    env = gym.make(env_id, **env_kwargs)
+    act = make_expert(expert, menu_blocks(env))
+    obs_rows: list[dict[str, np.ndarray]] = []
+    masks, actions = [], []
+    for seed in seeds:
+        obs, info = env.reset(seed=seed)
+        done = False
+        while not done:
+            mask = np.asarray(info["action_mask"])
+            a = act(mask)
+            obs_rows.append(obs)
+            masks.append(mask.copy())
+            actions.append(a)
+            obs, _, terminated, truncated, info = env.step(a)
+            done = terminated or truncated
+    env.close()
+    stacked = {k: np.stack([o[k] for o in obs_rows]) for k in obs_rows[0]}
+    return Demonstrations(stacked, np.stack(masks), np.asarray(actions, dtype=np.int64))
+
+
+def clone(
+    model: Any,
+    demos: Demonstrations,
+    epochs: int = 10,
+    batch_size: int = 256,
+    seed: int = 0,
+    learning_rate: float = 1e-3,
+) -> list[float]:
+    """Fit ``model.policy`` to the demonstrations (Adam, its own learning rate).
+
+    Returns:
+        The mean loss (negative log-likelihood of the expert's actions) of every epoch.
+    """
+    import torch as th
+    from stable_baselines3.common.utils import obs_as_tensor
+
+    policy = model.policy
+    policy.set_training_mode(True)
+    optimizer = th.optim.Adam(policy.parameters(), lr=learning_rate)
+    rng = np.random.default_rng(seed)
+    n = len(demos.actions)
+    losses = []
+    for _ in range(epochs):
+        order = rng.permutation(n)
+        total = 0.0
+        for lo in range(0, n, batch_size):
+            idx = order[lo : lo + batch_size]
+            obs = obs_as_tensor({k: v[idx] for k, v in demos.obs.items()}, policy.device)
+            actions = th.as_tensor(demos.actions[idx], device=policy.device)
+            _, log_prob, _ = policy.evaluate_actions(obs, actions, action_masks=demos.masks[idx])
+            loss = -log_prob.mean()
+            optimizer.zero_grad()
+            loss.backward()
+            th.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
+            optimizer.step()
+            total += float(loss.detach()) * len(idx)
+        losses.append(total / n)
+    policy.set_training_mode(False)
+    return losses
