@@ -180,6 +180,8 @@ def pretrain(model: Any, cfg: TrainConfig, env_kwargs: dict[str, Any]) -> dict[s
     """Behaviour-clone ``cfg.pretrain`` into ``model``; return what was done (for the record)."""
     from hpcgym.agents.imitation import clone, demonstrate
 
+    if cfg.pretrain is None:
+        raise SpecError("pretrain() needs TrainConfig.pretrain (an expert name)")
     if cfg.algo != "maskable_ppo":
         raise SpecError("--pretrain clones into a masked policy: use --algo maskable_ppo")
     t0 = time.perf_counter()
