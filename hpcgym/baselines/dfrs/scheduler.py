@@ -21,12 +21,16 @@ Choices where the paper leaves room:
   fraction allocated over the need, and its schedulers know nothing of the penalty, so a job's
   virtual time keeps growing while it pays one. ``virtual_time="progress"`` uses the engine's
   ``Simulator.virtual_time`` instead, which stops during a penalty.
+- The bins of a fresh MCB8 packing are named after the nodes holding most of their tasks
+  (``relabel``); ``relabel_bins=False`` keeps MCB8's own numbering (more migrations).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+
+import numpy as np
 
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.dfrs.allocation import maxmin_yields, yields
@@ -53,7 +57,11 @@ class DFRSScheduler(BaseScheduler):
     name = "dfrs"
 
     def __init__(
-        self, config: DFRSConfig | str | None = None, *, virtual_time: str = "allocated"
+        self,
+        config: DFRSConfig | str | None = None,
+        *,
+        virtual_time: str = "allocated",
+        relabel_bins: bool = True,
     ) -> None:
         if config is None:
             config = DFRSConfig()
@@ -63,6 +71,7 @@ class DFRSScheduler(BaseScheduler):
             raise SpecError(f"virtual_time must be 'allocated' or 'progress', got {virtual_time!r}")
         self.config = config
         self.virtual_time = virtual_time
+        self.relabel_bins = relabel_bins
         self.stats = ApplyStats()
         self._vt: dict[int, float] = {}
         self._t = 0.0
@@ -227,7 +236,10 @@ class DFRSScheduler(BaseScheduler):
         """The target of a fresh packing, bins renamed to spare migrations (``relabel``)."""
         current = {jid: job.nodes for jid, job in sim.running.items()}
         pinned = {p.id for p in packs if p.pinned is not None}
-        named = relabel(mapping, current, pinned, sim.platform.total_nodes)
+        if self.relabel_bins:
+            named = relabel(mapping, current, pinned, sim.platform.total_nodes)
+        else:
+            named = {jid: np.asarray(b, dtype=np.int64) for jid, b in mapping.items()}
         target = Placement(sim.platform.total_nodes)
         for jid, nodes in named.items():
             job = sim.jobs[jid]
