@@ -17,6 +17,7 @@ the named algorithms without the penalty (a sensitivity check, not part of the p
 
     python -m hpcgym.bench.papers.dfrs [--jobs 300] [--seeds 0] [--loads 0.1 0.3 0.5 0.7 0.9]
         [--workers 2] [--csv out.csv] [--out out.md]
+    python -m hpcgym.bench.papers.dfrs --hpc2n 0 1 2 3 4 5 6 7 --jobs 100000  # HPC2N weeks
 """
 
 from __future__ import annotations
@@ -33,8 +34,10 @@ from hpcgym.baselines import make
 from hpcgym.baselines.dfrs import DFRSScheduler, dfrs_setup, max_stretch_bound
 from hpcgym.sim import JobSpec, SimConfig, Simulator
 from hpcgym.workloads import load
+from hpcgym.workloads.workload import Workload
 
 SET = "synthetic/lublin-dfrs-128-v0"
+HPC2N_SET = "swf/hpc2n-dfrs-v0"
 BATCH = ("FCFS", "EASY")
 ALGORITHMS = (
     *BATCH,
@@ -57,7 +60,10 @@ ZERO_PENALTY = ("GreedyPM */per/opt=min/minvt=600", "/per/opt=min/minvt=600")
 
 @dataclass(frozen=True)
 class Case:
-    """One simulation: a trace (seed), a load, an algorithm and the penalty."""
+    """One simulation: a trace (seed), a load, an algorithm and the penalty.
+
+    With ``--hpc2n`` the seed is -1 and ``load`` is the week of ``swf/hpc2n-dfrs-v0``.
+    """
 
     seed: int
     load: float
@@ -66,21 +72,29 @@ class Case:
     penalty: float = 300.0
 
 
+def workload(seed: int, load_: float) -> Workload:
+    """The Lublin trace ``seed`` at ``load_``, or (seed -1) the HPC2N week ``load_``."""
+    if seed < 0:
+        return load(HPC2N_SET, week=int(load_))
+    return load(SET, seed=seed, load=load_)
+
+
 def instance(seed: int, load_: float, n_jobs: int) -> list[JobSpec]:
-    """The first ``n_jobs`` jobs of the set's trace ``seed`` scaled to ``load_``."""
-    return list(load(SET, seed=seed, load=load_).jobs[:n_jobs])
+    """The first ``n_jobs`` jobs of the instance."""
+    return list(workload(seed, load_).jobs[:n_jobs])
 
 
 def bound_of(key: tuple[int, float, int]) -> tuple[tuple[int, float, int], float]:
     """The Theorem 1 bound of one instance."""
     seed, load_, n = key
-    return key, max_stretch_bound(instance(seed, load_, n), 128)
+    w = workload(seed, load_)
+    return key, max_stretch_bound(list(w.jobs[:n]), w.platform.total_nodes)
 
 
 def run_case(case: Case) -> dict[str, float | str | int]:
     """Simulate one case; the row of its metrics."""
-    jobs = instance(case.seed, case.load, case.jobs)
-    w = load(SET, seed=case.seed, load=case.load)
+    w = workload(case.seed, case.load)
+    jobs = list(w.jobs[: case.jobs])
     t0 = time.perf_counter()
     if case.algorithm in BATCH:
         exclusive = [dataclasses.replace(j, cpu_need=1.0) for j in jobs]
@@ -164,11 +178,14 @@ def main() -> None:
     parser.add_argument("--loads", type=float, nargs="+", default=[0.1, 0.3, 0.5, 0.7, 0.9])
     parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS))
     parser.add_argument("--zero-penalty", nargs="*", default=list(ZERO_PENALTY))
+    parser.add_argument("--hpc2n", type=int, nargs="*", default=None, help="HPC2N weeks instead")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--csv", default=None)
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     keys = [(s, ld, args.jobs) for s in args.seeds for ld in args.loads]
+    if args.hpc2n is not None:
+        keys = [(-1, float(week), args.jobs) for week in args.hpc2n]
     cases = [Case(s, ld, n, a) for s, ld, n in keys for a in args.algorithms]
     cases += [Case(s, ld, n, a, 0.0) for s, ld, n in keys for a in args.zero_penalty]
     # Longest first, so that the pool ends together.
