@@ -185,10 +185,7 @@ class JobLedger:
         job = self.jobs[r]
         sim = self.sim
         spec = job.spec
-        n = job.size
-        if job.state is _SUSPENDED:
-            # The engine keeps no public record of a suspended job's size: see docs/env.md.
-            n = job._saved_size
+        n = job.size if job.state is not _SUSPENDED else job.suspended_size
         left = sim.remaining_work(job)
         base = self.step_base.get(r)
         done = spec.work - left if base is None else base[job.step + 1] - left
