@@ -58,7 +58,7 @@ def test_truncated_policies_rank_last() -> None:
 def test_bench_cli_writes_everything_and_reruns_identically(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["bench", "--scenario", "tiny-v0", "--policy", "easy", "--policy", "random"]
+    argv = ["bench", "--scenario", "tiny-v0", "--policy", "easy", "--policy", "first-fit"]
     argv += ["--executor", "process"]
     assert main([*argv, "--out", str(tmp_path / "a")]) == 0
     printed = capsys.readouterr().out
@@ -69,7 +69,7 @@ def test_bench_cli_writes_everything_and_reruns_identically(
     plots = sorted(p.name for p in (tmp_path / "a" / "plots").iterdir())
     assert plots == [
         "tiny-v0_gantt_easy.png",
-        "tiny-v0_gantt_random.png",
+        "tiny-v0_gantt_first-fit.png",
         "tiny-v0_slowdown.png",
         "tiny-v0_timeline.png",
     ]
@@ -85,7 +85,18 @@ def test_bench_list(capsys: pytest.CaptureFixture[str]) -> None:
 def test_main_job_trains_then_benchmarks_and_reuses_its_agent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(scenarios, "MAIN", "tiny-v0")
+    import hpcgym.agents.train as train_module
+
+    shipped = train_module.load_hyperparams
+    small = {"n_steps": 32, "batch_size": 32, "n_epochs": 1}
+    monkeypatch.setattr(
+        train_module, "load_hyperparams", lambda *a, **k: {**shipped(*a, **k), **small}
+    )
+    main_sc = scenarios.Scenario(
+        "main-test", "hpcgym/Malleable-v0", {"n_jobs": 12}, (1000,), ("easy", "mebf")
+    )
+    monkeypatch.setitem(scenarios._SCENARIOS, "main-test", main_sc)
+    monkeypatch.setattr(scenarios, "MAIN", "main-test")
     argv = ["bench", "--timesteps", "64", "--executor", "serial", "--out", str(tmp_path)]
     assert main(argv) == 0
     printed = capsys.readouterr().out

@@ -47,7 +47,7 @@ def test_random_policy_only_takes_legal_actions() -> None:
 
 
 def test_gantt_and_timeline_are_recorded_on_both_paths() -> None:
-    for policy in ("mebf", "random"):
+    for policy in ("mebf", "first-fit"):
         out = run_episode(policy, "hpcgym/Malleable-v0", 2, TINY, gantt=True)
         assert out.gantt is not None and out.gantt.ndim == 3
         assert out.timeline["time"].is_monotonic_increasing
