@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hpcgym.bench import scenarios
 from hpcgym.bench.report import terminal, write_report
-from hpcgym.bench.runner import EXECUTORS, execute, plan
+from hpcgym.bench.runner import EXECUTORS, execute, plan, ray_available
 
 
 def run_bench(
@@ -25,6 +25,8 @@ def run_bench(
     """Run, write the report into ``out``, print the leaderboard and where everything is."""
     chosen = [scenarios.get(n) for n in names]
     tasks = plan(chosen, policies)
+    if executor == "auto":
+        executor = "ray" if ray_available() else "process"
     t0 = time.perf_counter()
     outcomes = execute(tasks, executor, workers)
     elapsed = time.perf_counter() - t0
