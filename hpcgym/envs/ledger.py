@@ -62,7 +62,7 @@ class JobLedger:
         self.rule, self.multiple = table.rule, table.multiple
         self.tau = sim.config.bsld_tau
         self.inv_bsld_run = (1.0 / np.maximum(table.work, self.tau)).tolist()
-        self._submit = table.submit.tolist()
+        self.submit_list: list[float] = table.submit.tolist()
         self._estimate = table.estimate.tolist()
         self.req_list: list[int] = table.req.tolist()
         self.t_start: list[float] = [0.0] * n
@@ -109,7 +109,7 @@ class JobLedger:
             if kind is _SUBMITTED:
                 self.submitted += 1
                 self.queued.append(r)
-                s = self._submit[r]
+                s = self.submit_list[r]
                 self.queued_submit += s
                 inv = self.inv_bsld_run[r]
                 self.bsld_rate += inv
@@ -117,7 +117,7 @@ class JobLedger:
             elif kind is _COMPLETED or kind is _KILLED:
                 self.holding.remove(r)
                 self._unfinished_gone(r)
-                response = job.end_time - self._submit[r]
+                response = job.end_time - self.submit_list[r]
                 run = job.end_time - job.start_time
                 self.bsld_ended += max(1.0, response / max(run, self.tau))
             elif kind is _REJECTED:
@@ -130,7 +130,7 @@ class JobLedger:
         self.ended += 1
         inv = self.inv_bsld_run[r]
         self.bsld_rate -= inv
-        self.bsld_offset -= self._submit[r] * inv
+        self.bsld_offset -= self.submit_list[r] * inv
 
     # ------------------------------------------------------------------ env commands
     def started(self, r: int) -> None:
@@ -138,7 +138,7 @@ class JobLedger:
         now = self.sim.now
         self.queued.remove(r)
         insort(self.holding, r)
-        s = self._submit[r]
+        s = self.submit_list[r]
         self.queued_submit -= s
         self.wait_started += now - s
         self.dyn[r, T_START] = now
@@ -161,7 +161,7 @@ class JobLedger:
     def rejected(self, r: int) -> None:
         """The env rejected the queued job of row ``r``."""
         self.queued.remove(r)
-        self.queued_submit -= self._submit[r]
+        self.queued_submit -= self.submit_list[r]
         self._unfinished_gone(r)
 
     def touch(self, r: int) -> None:

@@ -125,9 +125,8 @@ class ActionMenu:
         """Whether any entry besides advance is legal; ``None`` when only ``decide`` can tell."""
         if not (self._fast and ledger.simple) or self._running_blocks or self.cfg.suspend:
             return None
-        room = cap.max_idle()
-        req = ledger.req_list
-        return any(req[r] <= room for r in ledger.queued[: self.cfg.queue_slots])
+        window = ledger.queued[: self.cfg.queue_slots]
+        return bool(window) and min(map(ledger.req_list.__getitem__, window)) <= cap.max_idle()
 
     def decide(self, ledger: JobLedger, cap: Capacity) -> Decision:
         """Windows, targets and mask for the current state."""
@@ -140,9 +139,9 @@ class ActionMenu:
             # the window is cheaper than numpy calls at these sizes.
             qlist = queued[: cfg.queue_slots]
             room = cap.max_idle()
-            req = ledger.req_list
-            start: Any = [[x] if x <= room else [0] for x in [req[r] for r in qlist]]
-            fits: Any = [x[0] > 0 for x in start]
+            reqs = list(map(ledger.req_list.__getitem__, qlist))
+            start: Any = [[x if x <= room else 0] for x in reqs]
+            fits: Any = [x <= room for x in reqs]
             if qlist:
                 mask[off : off + len(fits)] = fits
         else:

@@ -136,9 +136,8 @@ class DictObservation:
         k = len(rows)
         queue = self.static_q.take(rows + self._pad_q[: cfg.queue_slots - k], axis=0)
         if k:
-            submit = led._submit
-            wait = [now - submit[r] for r in rows]
-            queue[:k, 1] = [x / (x + HOUR) for x in wait]
+            submit = led.submit_list
+            queue[:k, 1] = [(w := now - submit[r]) / (w + HOUR) for r in rows]
             queue[:k, 12] = d.fits
         out: dict[str, np.ndarray] = {
             "cluster": self._cluster(free),
