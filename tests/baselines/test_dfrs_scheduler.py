@@ -131,3 +131,16 @@ def test_every_job_completes(name: str) -> None:
     assert sim.counts["completed"] == 24
     events = {e for e, _ in sim.happened}
     assert EventType.KILLED not in events
+
+
+def test_setup_and_tick_check() -> None:
+    from hpcgym.errors import SpecError
+    from hpcgym.sim import FixedCost, SimConfig
+
+    specs, config = dfrs_setup([job(1, 0, 100, 0.1)], "GreedyPM */per/opt=min/minvt=600")
+    assert specs[0].reconfig == FixedCost(300.0)
+    assert config.tick == 600.0 and not config.kill_on_walltime
+    assert dfrs_setup(specs, "GreedyP */opt=min")[1].tick is None
+    sim = Simulator(Platform.single(1), specs, SimConfig())
+    with pytest.raises(SpecError, match="tick=600"):
+        DFRSScheduler("/per/opt=min").run(sim)

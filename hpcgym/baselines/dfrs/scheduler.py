@@ -27,7 +27,6 @@ Choices where the paper leaves room:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -271,8 +270,6 @@ class DFRSScheduler(BaseScheduler):
         return stretch_yields(target, flow, virtual, self.config.period, maxmin_yields(target))
 
 
-def scheduler_from_name(name: str, period: float = math.nan) -> DFRSScheduler:
-    """A ``DFRSScheduler`` from a paper-style name (default period: 600 s)."""
-    if math.isnan(period):
-        return DFRSScheduler(parse_name(name))
-    return DFRSScheduler(parse_name(name, period))
+def scheduler_from_name(name: str, period: float | None = None) -> DFRSScheduler:
+    """A ``DFRSScheduler`` from a paper-style name (period: 600 s unless given)."""
+    return DFRSScheduler(parse_name(name) if period is None else parse_name(name, period))
