@@ -135,15 +135,15 @@ def main() -> None:
 
 
 def write_section(text: str) -> None:
-    """Replace (or append) this benchmark's section of RESULTS.md."""
+    """Replace (or append) this benchmark's section of RESULTS.md, leaving the rest as it is."""
     old = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
     start = old.find(SECTION)
     if start < 0:
         new = old.rstrip("\n") + "\n\n" + text
     else:
         end = old.find("\n## ", start + len(SECTION))
-        new = old[:start] + text + (old[end + 1 :] if end >= 0 else "")
-    RESULTS.write_text(new.rstrip("\n") + "\n")
+        new = old[:start] + text + ("\n" + old[end + 1 :] if end >= 0 else "")
+    RESULTS.write_text(new)
 
 
 if __name__ == "__main__":
