@@ -46,7 +46,8 @@ class JobLedger:
             when the walltime estimate runs out at the current rate, ``NEVER`` when not
             progressing), efficiency at the current size, reconfigurations, pending request and
             reconfiguring flag.
-        on_touch: Called with the row after every refresh of ``dyn`` (observation caches).
+        on_touch: Called with the row and its new ``dyn`` values after every refresh
+            (observation caches).
             ``dyn`` is refreshed lazily: call ``fresh(rows)`` before reading it.
     """
 
@@ -75,7 +76,7 @@ class JobLedger:
         self.holding: list[int] = []
         self.suspended: list[int] = []
         self.dyn = np.zeros((n, 9))
-        self.on_touch: Callable[[int], None] | None = None
+        self.on_touch: Callable[[int, tuple[float, ...]], None] | None = None
         self._dirty: set[int] = set()
         # Progress made before each step of the evolving jobs (others need none).
         self.step_base = {
@@ -141,7 +142,6 @@ class JobLedger:
         s = self.submit_list[r]
         self.queued_submit -= s
         self.wait_started += now - s
-        self.dyn[r, T_START] = now
         self.t_start[r] = now
         self.touch(r)
 
@@ -191,18 +191,23 @@ class JobLedger:
         done = spec.work - left if base is None else base[job.step + 1] - left
         rate = job.rate
         now = sim.now
-        row = self.dyn[r]
-        row[SIZE] = n
-        row[YIELD] = job.yield_
-        row[RATE] = rate
         eta = now + max(self._estimate[r] - done, 0.0) / rate if rate > 0 else NEVER
-        row[ETA_END] = self.eta_end[r] = eta
-        row[EFFICIENCY] = min(1.0, spec.rate(n) * spec.nodes / n) if n else 0.0
-        row[RECONFIGS] = job.reconfigurations
-        row[REQUEST] = job.request
-        row[BUSY] = 1.0 if job.state is _RECONFIGURING else 0.0
+        self.eta_end[r] = eta
+        # One row write: element-wise writes into numpy cost more than building the tuple.
+        values = (
+            n,
+            job.yield_,
+            rate,
+            self.t_start[r],
+            eta,
+            min(1.0, spec.rate(n) * spec.nodes / n) if n else 0.0,
+            job.reconfigurations,
+            job.request,
+            1.0 if job.state is _RECONFIGURING else 0.0,
+        )
+        self.dyn[r] = values
         if self.on_touch is not None:
-            self.on_touch(r)
+            self.on_touch(r, values)
 
     # ------------------------------------------------------------------ reward sums
     def bsld_sum(self, now: float) -> float:

@@ -102,19 +102,27 @@ class DictObservation:
         r[:, 2] = q[:, 4]
         r[:, 3] = q[:, 5]
         r[:, 11] = ledger.kind == 2
+        self._min_list = r[:, 2].tolist()
+        self._max_list = r[:, 3].tolist()
         self.run_feat = np.concatenate((r, np.zeros((1, R_FEATURES), dtype=np.float32)))
         """Per-row running features, refreshed on every ledger touch (times filled in later)."""
         ledger.on_touch = self._touched
 
-    def _touched(self, r: int) -> None:
-        d = self.ledger.dyn[r]
-        f = self.run_feat[r]
-        f[1] = min(1.0, d[SIZE] / self.largest)
-        f[4] = d[YIELD]
-        f[7] = d[EFFICIENCY]
-        f[8] = d[RECONFIGS] / (d[RECONFIGS] + 1.0)
-        f[9] = min(1.0, d[REQUEST] / self.largest)
-        f[10] = d[BUSY]
+    def _touched(self, r: int, d: tuple[float, ...]) -> None:
+        # Columns 1..10 in one write; 2, 3 are static, 5, 6 are filled in at encoding time.
+        c = d[RECONFIGS]
+        self.run_feat[r, 1:11] = (
+            min(1.0, d[SIZE] / self.largest),
+            self._min_list[r],
+            self._max_list[r],
+            d[YIELD],
+            0.0,
+            0.0,
+            d[EFFICIENCY],
+            c / (c + 1.0),
+            min(1.0, d[REQUEST] / self.largest),
+            d[BUSY],
+        )
 
     def _running(self, rows: list[int], slots: int, now: float) -> np.ndarray:
         k = len(rows)
