@@ -16,6 +16,7 @@ from functools import partial
 
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.classic import FCFS, SJF, ConservativeBackfill, EasyBackfill
+from hpcgym.baselines.dfrs import DFRSScheduler
 from hpcgym.baselines.evolving_online import EvolvingListScheduler, evolving_factories
 from hpcgym.baselines.koala import KOALA_PRESETS, Koala
 from hpcgym.baselines.mebf import MEBF, MEBFConfig
@@ -37,6 +38,7 @@ for _name, _kwargs in SD_PRESETS.items():
 register("sd-policy", SDPolicy)  # MAXSD 10, worst-case runtime model; make("sd-policy", ...)
 for _name, _kwargs in KOALA_PRESETS.items():
     register(_name, partial(Koala, **_kwargs))
+register("dfrs", DFRSScheduler)  # GreedyPM */per/opt=min/minvt=600; make("dfrs", config=name)
 for _name, _factory in evolving_factories().items():
     register(_name, _factory)
 
@@ -46,6 +48,7 @@ __all__ = [
     "SJF",
     "BaseScheduler",
     "ConservativeBackfill",
+    "DFRSScheduler",
     "EasyBackfill",
     "EvolvingListScheduler",
     "Koala",

@@ -15,9 +15,10 @@ point re-plans, so the assumption lasts until the next one.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
-from hpcgym.sim import Job, JobSpec, Simulator
+from hpcgym.sim import Job, JobSpec, Platform, SimConfig, SimResult, Simulator
 from hpcgym.sim.job import JobState
 
 OVERRUN_GRACE = 1.0
@@ -86,6 +87,26 @@ class BaseScheduler:
         schedule = self.schedule
         while sim.advance():
             schedule(sim)
+
+    def setting(
+        self, jobs: Sequence[JobSpec], config: SimConfig
+    ) -> tuple[Sequence[JobSpec], SimConfig]:
+        """The jobs and engine settings this scheduler's experiments run with.
+
+        The default keeps both. A scheduler whose paper fixes part of the setting says so here
+        (DFRS: its rescheduling penalty and period; malleable ones: no walltime kills), so that
+        every runner (``simulate``, the benchmark) gives it the same world.
+        """
+        return jobs, config
+
+    def simulate(
+        self, platform: Platform, jobs: Sequence[JobSpec], config: SimConfig | None = None
+    ) -> SimResult:
+        """Run one episode of ``jobs`` on ``platform`` in this scheduler's setting."""
+        jobs, config = self.setting(jobs, config or SimConfig())
+        sim = Simulator(platform, jobs, config)
+        self.run(sim)
+        return sim.result()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

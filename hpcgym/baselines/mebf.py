@@ -28,8 +28,8 @@ Choices where the paper (whose algorithm listings are figures) is not explicit a
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from hpcgym.baselines.base import (
@@ -42,7 +42,16 @@ from hpcgym.baselines.base import (
 )
 from hpcgym.baselines.profile import shadow
 from hpcgym.errors import SpecError
-from hpcgym.sim import Job, JobKind, JobSpec, JobState, PowerLaw, Simulator, SpeedupModel
+from hpcgym.sim import (
+    Job,
+    JobKind,
+    JobSpec,
+    JobState,
+    PowerLaw,
+    SimConfig,
+    Simulator,
+    SpeedupModel,
+)
 
 Variant = Literal["basic", "shrink+", "expand+"]
 Policy = Literal["handoff", "spare", "intensive"]
@@ -154,6 +163,12 @@ class MEBF(BaseScheduler):
         return model(size) / model(spec.nodes)
 
     # ------------------------------------------------------------------------------- pass
+    def setting(
+        self, jobs: Sequence[JobSpec], config: SimConfig
+    ) -> tuple[Sequence[JobSpec], SimConfig]:
+        """No walltime kills: resized jobs outlive their requested time by design."""
+        return jobs, replace(config, kill_on_walltime=False)
+
     def schedule(self, sim: Simulator) -> None:
         """One MEBF pass at the current decision point."""
         if len(sim.pool.free) != 1:

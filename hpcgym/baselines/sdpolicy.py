@@ -31,7 +31,8 @@ Choices where the paper leaves room (also in ``docs/baselines-sdpolicy-koala.md`
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -46,7 +47,7 @@ from hpcgym.baselines.sd_runtime import (
     requested_time,
 )
 from hpcgym.errors import SpecError
-from hpcgym.sim import EventType, Job, JobKind, JobState, Simulator
+from hpcgym.sim import EventType, Job, JobKind, JobSpec, JobState, SimConfig, Simulator
 
 DYNAMIC = "dynamic"
 """``max_slowdown`` value selecting the dynamic cut-off (the paper's DynAVGSD)."""
@@ -122,6 +123,12 @@ class SDPolicy(BaseScheduler):
         self._end_cache: dict[int, float] = {}
 
     # ----------------------------------------------------------------------------- pass
+    def setting(
+        self, jobs: Sequence[JobSpec], config: SimConfig
+    ) -> tuple[Sequence[JobSpec], SimConfig]:
+        """No walltime kills: resized jobs outlive their requested time by design."""
+        return jobs, replace(config, kill_on_walltime=False)
+
     def schedule(self, sim: Simulator) -> None:
         """One pass: restore shares after ends, then static starts and co-scheduling."""
         if len(sim.platform.clusters) != 1:

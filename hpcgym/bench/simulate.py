@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from hpcgym.baselines import make, names
-from hpcgym.sim import SimConfig, Simulator
+from hpcgym.sim import SimConfig
 from hpcgym.workloads import registry, transforms
 
 SUMMARY_ROWS = (
@@ -21,6 +21,8 @@ SUMMARY_ROWS = (
     ("mean_bsld", "{:,.2f}"),
     ("max_bsld", "{:,.2f}"),
     ("mean_slowdown", "{:,.2f}"),
+    ("mean_bounded_stretch", "{:,.2f}"),
+    ("max_bounded_stretch", "{:,.2f}"),
     ("makespan", "{:,.0f} s"),
     ("utilization", "{:.3f}"),
     ("effective_utilization", "{:.3f}"),
@@ -37,9 +39,8 @@ def run(args: argparse.Namespace) -> int:
         workload = transforms.first(workload, args.jobs)
     config = SimConfig(kill_on_walltime=not args.no_kill)
     scheduler = make(args.scheduler)
-    sim = Simulator(workload.platform, workload.jobs, config)
     t0 = time.perf_counter()
-    result = sim.run(scheduler)
+    result = scheduler.simulate(workload.platform, workload.jobs, config)
     elapsed = time.perf_counter() - t0
     print(
         f"{args.scheduler} on {workload.name} (seed {args.seed}): {len(workload)} jobs, "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hpcgym.baselines import make, names
-from hpcgym.sim import SimConfig, Simulator
+from hpcgym.sim import SimConfig
 from hpcgym.workloads import registry, transforms
 
 # The workload set each family of baselines is written for (first match wins).
@@ -25,11 +25,10 @@ def _workload_for(name: str) -> str:
 @pytest.mark.parametrize("name", names())
 def test_baseline_finishes_an_episode_with_every_job_accounted_for(name: str) -> None:
     w = transforms.first(registry.load(_workload_for(name), seed=1), 60)
-    sim = Simulator(w.platform, w.jobs, SimConfig(kill_on_walltime=False))
-    result = sim.run(make(name))
-    counts = sim.counts
-    assert counts["completed"] + counts["killed"] + counts["rejected"] == len(w.jobs)
-    assert counts["completed"] > 0
+    result = make(name).simulate(w.platform, w.jobs, SimConfig(kill_on_walltime=False))
+    s = result.summary
+    assert s["completed"] + s["killed"] + s["rejected"] == len(w.jobs)
+    assert s["completed"] > 0
     assert len(result.jobs) == len(w.jobs)
 
 

@@ -27,7 +27,8 @@ Choices where the paper leaves room:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -39,9 +40,10 @@ from hpcgym.baselines.dfrs.mcb8 import PackJob, mcb8, mcb8_stretch
 from hpcgym.baselines.dfrs.placement import Placement, fits_memory, greedy_nodes
 from hpcgym.baselines.dfrs.priority import by_priority
 from hpcgym.baselines.dfrs.relabel import relabel
+from hpcgym.baselines.dfrs.setup import dfrs_setup
 from hpcgym.baselines.dfrs.stretch import stretch_yields
 from hpcgym.errors import SpecError
-from hpcgym.sim import EventType, Job, JobState, Simulator
+from hpcgym.sim import EventType, Job, JobSpec, JobState, SimConfig, Simulator
 
 _SUBMITTED = EventType.SUBMITTED
 _COMPLETED = EventType.COMPLETED
@@ -77,6 +79,16 @@ class DFRSScheduler(BaseScheduler):
 
     def __repr__(self) -> str:
         return f"DFRSScheduler({self.config.name!r})"
+
+    def setting(
+        self, jobs: Sequence[JobSpec], config: SimConfig
+    ) -> tuple[Sequence[JobSpec], SimConfig]:
+        """The paper's setting (``dfrs_setup``), other engine settings kept.
+
+        A 300 s penalty per preemption or migration, the period as tick, no walltime kills.
+        """
+        penalised, dfrs = dfrs_setup(jobs, self.config)
+        return penalised, replace(config, kill_on_walltime=dfrs.kill_on_walltime, tick=dfrs.tick)
 
     def reset(self) -> None:
         """Forget the previous episode's counters and virtual times."""
