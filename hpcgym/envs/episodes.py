@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 import json
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,17 +18,30 @@ from hpcgym.sim.spec import JobSpec
 from hpcgym.workloads import load
 from hpcgym.workloads.workload import Workload
 
+CACHE_JOBS = 200_000
+"""Jobs the per-process workload cache may hold (least recently used workloads go first)."""
 
-@functools.lru_cache(maxsize=16)
-def _cached(name: str, seed: int, options_json: str) -> tuple[Workload, JobTable]:
-    # Workloads are immutable: every env of a process shares one copy per (set, seed, options).
-    w = load(name, seed, **json.loads(options_json))
-    return w, JobTable.build(w.jobs)
+_CACHE: OrderedDict[tuple[str, int, str], tuple[Workload, JobTable]] = OrderedDict()
 
 
 def load_cached(name: str, seed: int, options: Mapping[str, Any]) -> tuple[Workload, JobTable]:
-    """``hpcgym.workloads.load`` and the workload's job table, with a per-process cache."""
-    return _cached(name, int(seed), json.dumps(dict(options), sort_keys=True))
+    """``hpcgym.workloads.load`` and the workload's job table, with a per-process cache.
+
+    Workloads are immutable, so every env of a process shares one copy per (set, seed,
+    options); generated sets in ``"seeded"`` episodes are built once per seed, not per reset.
+    """
+    key = (name, int(seed), json.dumps(dict(options), sort_keys=True))
+    hit = _CACHE.get(key)
+    if hit is not None:
+        _CACHE.move_to_end(key)
+        return hit
+    w = load(name, int(seed), **dict(options))
+    entry = _CACHE[key] = (w, JobTable.build(w.jobs))
+    total = sum(len(v[0].jobs) for v in _CACHE.values())
+    while total > CACHE_JOBS and len(_CACHE) > 1:
+        _, (old, _) = _CACHE.popitem(last=False)
+        total -= len(old.jobs)
+    return entry
 
 
 @dataclass(frozen=True, slots=True)
