@@ -60,8 +60,10 @@ class AgentCard:
 
 
 def model_paths(path: str | Path) -> tuple[Path, Path]:
-    """``(model zip, card json)`` for ``path`` given with or without ``.zip``."""
+    """``(model zip, card json)`` for ``path``: a run folder, or a zip with or without ``.zip``."""
     p = Path(path)
+    if p.is_dir():
+        p = p / "agent"
     stem = p.with_suffix("") if p.suffix == ".zip" else p
     return stem.with_suffix(".zip"), stem.with_suffix(".json")
 

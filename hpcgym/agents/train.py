@@ -151,16 +151,19 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
     run_dir = cfg.run_dir()
     tensorboard = importlib.util.find_spec("tensorboard") is not None
     algo_kwargs = {k: v for k, v in hp.items() if k not in _OURS}
-    model = algorithm_class(cfg.algo)(
-        policy,
-        venv,
-        seed=cfg.seed,
-        device="cpu",
-        verbose=cfg.verbose,
-        policy_kwargs=policy_kwargs or None,
-        tensorboard_log=str(run_dir / "tb") if tensorboard else None,
-        **algo_kwargs,
-    )
+    try:
+        model = algorithm_class(cfg.algo)(
+            policy,
+            venv,
+            seed=cfg.seed,
+            device="cpu",
+            verbose=cfg.verbose,
+            policy_kwargs=policy_kwargs or None,
+            tensorboard_log=str(run_dir / "tb") if tensorboard else None,
+            **algo_kwargs,
+        )
+    except TypeError as e:  # an unknown hyperparameter name
+        raise SpecError(f"{cfg.algo} hyperparameters for {cfg.env_id}: {e}") from None
     card = AgentCard(
         cfg.algo,
         cfg.env_id,

@@ -10,7 +10,8 @@ A policy name is resolved in this order:
 * a name of :func:`hpcgym.baselines.names` (``fcfs``, ``easy``, ``mebf``, ...): an engine
   scheduler, run on the bare engine over exactly the episode the env draws for that seed
   (``hpcgym.baselines`` has no env adapter yet; see :mod:`hpcgym.bench.episode`);
-* anything else is the path of an agent saved by ``hpcgym train`` (``.zip`` optional).
+* anything else is the path of an agent saved by ``hpcgym train``: its zip (``.zip``
+  optional) or its run folder.
 """
 
 from __future__ import annotations
@@ -137,7 +138,8 @@ def policy_kind(name: str) -> str:
         return "builtin"
     if name in baseline_names():
         return "baseline"
-    if name.endswith(".zip") or Path(name).with_suffix(".zip").is_file():
+    p = Path(name)
+    if name.endswith(".zip") or p.with_suffix(".zip").is_file() or (p / "agent.zip").is_file():
         return "agent"
     raise SpecError(
         f"unknown policy {name!r}: not advance, random, a baseline "
@@ -163,5 +165,8 @@ def policy_label(name: str) -> str:
     """A short name for tables: agents by their file stem (their run folder for ``agent``)."""
     if policy_kind(name) != "agent":
         return name
-    p = Path(name).with_suffix("")
+    p = Path(name)
+    if p.is_dir():
+        return p.name
+    p = p.with_suffix("")
     return p.parent.name if p.name == "agent" and p.parent.name else p.name

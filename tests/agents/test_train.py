@@ -92,6 +92,6 @@ def test_train_cli_ppo_on_the_flat_observation(
     assert "agent:" in capsys.readouterr().out
     card = json.loads((out / "agent.json").read_text())
     assert card["env_kwargs"]["observation"] == "flat" and card["algo"] == "ppo"
-    table = evaluate([str(out / "agent.zip")], "hpcgym/Rigid-v0", [5], {"n_jobs": 16})
+    table = evaluate([str(out)], "hpcgym/Rigid-v0", [5], {"n_jobs": 16})  # a run folder
     assert table["jobs"].iloc[0] == 16 and table["invalid_actions"].iloc[0] == 0
     assert np.isfinite(table["mean_bsld"].iloc[0])
