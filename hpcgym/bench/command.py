@@ -30,7 +30,8 @@ def run_bench(
     t0 = time.perf_counter()
     outcomes = execute(tasks, executor, workers)
     elapsed = time.perf_counter() - t0
-    board, written = write_report(outcomes, out, "hpcgym bench: " + ", ".join(names))
+    metrics = {sc.name: sc.metric for sc in chosen}
+    board, written = write_report(outcomes, out, "hpcgym bench: " + ", ".join(names), metrics)
     print(f"{len(tasks)} episodes in {elapsed:.1f} s ({executor}, {workers} workers)")
     print(terminal(board))
     print(f"results, leaderboard and plots: {out.resolve()}")
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         for name in scenarios.names():
             sc = scenarios.get(name)
-            print(f"{name:<20} {sc.env_id:<22} {len(sc.seeds):>3} episodes  {sc.description}")
+            print(f"{name:<22} {sc.env_id:<24} {len(sc.seeds):>3} episodes  {sc.description}")
         return 0
     if not args.scenario and not args.policy:
         from hpcgym.bench.main_job import main_job

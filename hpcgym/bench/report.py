@@ -19,19 +19,24 @@ from hpcgym.bench.evaluate import HEADLINE
 from hpcgym.bench.runner import TaskOutcome, jobs_table, results_table
 
 
-def leaderboard(results: pd.DataFrame) -> pd.DataFrame:
+def leaderboard(results: pd.DataFrame, metrics: dict[str, str] | None = None) -> pd.DataFrame:
     """Per scenario and policy: episodes, mean of the headline metrics, and a rank.
 
-    Ranked by ``mean_bsld``, except that policies with truncated episodes come last.
+    Ranked by each scenario's metric (``metrics[scenario]``, default ``mean_bsld``; lower is
+    better), except that policies with truncated episodes come last.
     """
-    cols = [c for c in HEADLINE if c in results.columns]
+    metrics = metrics or {}
+    cols = list(
+        dict.fromkeys([c for c in HEADLINE if c in results.columns] + list(metrics.values()))
+    )
     groups = results.groupby(["scenario", "policy"], sort=False)
     table = groups[cols].mean()
     table.insert(0, "episodes", groups.size())
     table.insert(1, "truncated", groups["truncated"].sum())
     table = table.reset_index()
     # A truncated episode's metrics cover only the jobs that ended: such policies rank last.
-    key = list(zip(table["scenario"], table["truncated"] > 0, table["mean_bsld"], strict=True))
+    score = [row[metrics.get(row["scenario"], "mean_bsld")] for _, row in table.iterrows()]
+    key = list(zip(table["scenario"], table["truncated"] > 0, score, strict=True))
     order = sorted(range(len(table)), key=lambda i: key[i])
     table = table.iloc[order].reset_index(drop=True)
     table.insert(0, "rank", table.groupby("scenario", sort=False).cumcount() + 1)
@@ -126,7 +131,10 @@ def _plots(outcomes: Sequence[TaskOutcome], jobs: pd.DataFrame, folder: Path) ->
 
 
 def write_report(
-    outcomes: Sequence[TaskOutcome], folder: Path, title: str
+    outcomes: Sequence[TaskOutcome],
+    folder: Path,
+    title: str,
+    metrics: dict[str, str] | None = None,
 ) -> tuple[pd.DataFrame, list[Path]]:
     """Write every output into ``folder``; return the leaderboard and the files written."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -142,7 +150,7 @@ def write_report(
     else:
         results.to_parquet(folder / "results.parquet", index=False)
         written.append(folder / "results.parquet")
-    board = leaderboard(results)
+    board = leaderboard(results, metrics)
     written[2].write_text(markdown(board, title) + "\n")
     written += _plots(outcomes, jobs, folder / "plots")
     return board, written

@@ -32,6 +32,8 @@ class Scenario:
         seeds: Reset seeds of the episodes; each fixes an episode's jobs.
         policies: Policies run when none are selected.
         description: One line for listings and leaderboards.
+        metric: The episode metric policies are ranked by (lower is better): the objective
+            of the preset's reward.
     """
 
     name: str
@@ -40,6 +42,7 @@ class Scenario:
     seeds: tuple[int, ...] = ()
     policies: tuple[str, ...] = ()
     description: str = ""
+    metric: str = "mean_bsld"
 
 
 _SCENARIOS: dict[str, Scenario] = {}
@@ -119,8 +122,30 @@ register(
         "hpcgym/Shared-v0",
         {},
         _seeds(5),
-        (*CLASSIC, "random"),
+        (*CLASSIC, "sd-policy", "random"),
         "256-job windows of the DFRS Lublin set (CPU needs, memory) on 128 x 4-core nodes",
+    )
+)
+register(
+    Scenario(
+        "evolving-klein-v0",
+        "hpcgym/Evolving-v0",
+        {},
+        _seeds(10),
+        ("evolving-rigid", "evolving-noX", "evolving-infX", "evolving-2X", "first-fit"),
+        "Klein-Perez evolving test cases (16 jobs) on 75 nodes, ranked by makespan",
+        metric="makespan",
+    )
+)
+register(
+    Scenario(
+        "multicluster-koala-v0",
+        "hpcgym/MultiCluster-v0",
+        {},
+        _seeds(5),
+        ("koala-static", "koala-pra-fpsma", "koala-pra-egs", "koala-pwa-fpsma", "koala-pwa-egs"),
+        "KOALA GADGET-2/FT mixes (300 jobs) on the five DAS-3 clusters, ranked by mean response",
+        metric="mean_response",
     )
 )
 

@@ -108,3 +108,23 @@ def test_main_job_trains_then_benchmarks_and_reuses_its_agent(
     assert main(argv) == 0
     assert "reusing the agent" in capsys.readouterr().out
     assert (tmp_path / "results.csv").read_bytes() == first
+
+
+def test_each_scenario_ranks_by_its_own_metric() -> None:
+    rows = pd.DataFrame(
+        {
+            "scenario": ["s", "s", "t", "t"],
+            "policy": ["a", "b", "a", "b"],
+            "truncated": [False] * 4,
+            "mean_bsld": [1.0, 2.0, 1.0, 2.0],
+            "makespan": [10.0, 20.0, 20.0, 10.0],
+        }
+    )
+    board = leaderboard(rows, {"t": "makespan"})
+    assert list(zip(board["scenario"], board["policy"], strict=True)) == [
+        ("s", "a"),
+        ("s", "b"),
+        ("t", "b"),
+        ("t", "a"),
+    ]
+    assert scenarios.get("evolving-klein-v0").metric == "makespan"
