@@ -85,6 +85,8 @@ def test_bench_list(capsys: pytest.CaptureFixture[str]) -> None:
 def test_main_job_trains_then_benchmarks_and_reuses_its_agent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    pytest.importorskip("sb3_contrib")
+    pytest.importorskip("yaml")
     import hpcgym.agents.train as train_module
 
     shipped = train_module.load_hyperparams
