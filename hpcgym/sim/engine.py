@@ -13,7 +13,7 @@ import itertools
 import math
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -128,7 +128,12 @@ class EngineCore:
         """CPU-seconds the workload needs at requested sizes (DFRS's normalization)."""
         if self.config.tick is not None and specs:
             self._push(specs[0].submit + self.config.tick, _TICK, None, 0)
-        # Read-only views for schedulers.
+        self._make_views()
+
+    _VIEWS = ("queue", "running", "suspended", "jobs", "node_cpu_used", "node_mem_used")
+
+    def _make_views(self) -> None:
+        """The read-only views schedulers read (rebuilt after unpickling)."""
         self.queue: Mapping[int, Job] = MappingProxyType(self._queue)
         """Queued jobs by id, in submission order."""
         self.running: Mapping[int, Job] = MappingProxyType(self._running)
@@ -141,6 +146,21 @@ class EngineCore:
         self.node_cpu_used.flags.writeable = False
         self.node_mem_used = self.pool.mem_used.view()
         self.node_mem_used.flags.writeable = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but the views, with the event counter as a number (pickle, deepcopy)."""
+        state = {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
+        # Reading the counter consumes a value: give it back as the next one to issue.
+        seq = next(self._seq)
+        self._seq = itertools.count(seq)
+        state["_seq"] = seq
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore a pickled simulator: same state, same future timeline."""
+        self.__dict__.update(state)
+        self._seq = itertools.count(int(state["_seq"]))
+        self._make_views()
 
     # ----------------------------------------------------------------------------- reading
     @property

@@ -17,13 +17,15 @@ the workload's CPU-seconds of work) and ``energy`` (joules, node power linear in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from hpcgym.sim.engine import EngineCore
 
 SLOWDOWN_FLOOR = 1.0
@@ -35,10 +37,21 @@ _SUMS = ("reconfigurations", "preemptions", "migrations")
 
 @dataclass(frozen=True)
 class SimResult:
-    """The outcome of an episode: one row per job and the episode summary."""
+    """The outcome of an episode: the episode summary and one row per job.
 
-    jobs: pd.DataFrame
+    ``columns`` holds the per-job numpy arrays; ``jobs`` is the same as a pandas DataFrame,
+    built on first use (the summary needs no pandas, which keeps episode ends cheap).
+    """
+
+    columns: dict[str, np.ndarray] = field(repr=False)
     summary: dict[str, float]
+
+    @cached_property
+    def jobs(self) -> pd.DataFrame:
+        """One row per job, in submission order."""
+        import pandas as pd
+
+        return pd.DataFrame(self.columns)
 
 
 def bounded_slowdown(wait: np.ndarray, run: np.ndarray, tau: float = 10.0) -> np.ndarray:
@@ -46,49 +59,50 @@ def bounded_slowdown(wait: np.ndarray, run: np.ndarray, tau: float = 10.0) -> np
     return np.maximum(1.0, (wait + run) / np.maximum(run, tau))
 
 
-def job_table(sim: EngineCore) -> pd.DataFrame:
-    """One row per job of ``sim``, in submission order."""
+def job_columns(sim: EngineCore) -> dict[str, np.ndarray]:
+    """The per-job metrics of ``sim`` as numpy arrays, in submission order."""
     jobs = list(sim.jobs.values())
     tau = sim.config.bsld_tau
-    submit = np.array([j.spec.submit for j in jobs])
-    start = np.array([j.start_time for j in jobs])
+    submit = np.array([j.spec.submit for j in jobs], dtype=float)
+    start = np.array([j.start_time for j in jobs], dtype=float)
+    started = ~np.isnan(start)
     # A job that never started (rejected) has no times at all, so it cannot stretch makespan.
-    end = np.where(np.isnan(start), np.nan, np.array([j.end_time for j in jobs]))
-    work = np.array([j.spec.work for j in jobs])
+    end = np.where(started, np.array([j.end_time for j in jobs], dtype=float), np.nan)
+    work = np.array([j.spec.work for j in jobs], dtype=float)
     wait = start - submit
     response = end - submit
     run = end - start
     with np.errstate(invalid="ignore", divide="ignore"):
-        table = pd.DataFrame(
-            {
-                "id": np.array([j.spec.id for j in jobs], dtype=np.int64),
-                "kind": [j.spec.kind.value for j in jobs],
-                "state": [j.state.value for j in jobs],
-                "submit": submit,
-                "start": start,
-                "end": end,
-                "requested_nodes": np.array([j.spec.nodes for j in jobs], dtype=np.int64),
-                "max_nodes_held": np.array([j.max_size for j in jobs], dtype=np.int64),
-                "work": work,
-                "wait": wait,
-                "response": response,
-                "run": run,
-                "slowdown": response / np.maximum(run, SLOWDOWN_FLOOR),
-                "bsld": bounded_slowdown(wait, run, tau),
-                "stretch": response / work,
-                "bounded_stretch": np.maximum(response, tau) / np.maximum(work, tau),
-                "waste": np.array([j.waste for j in jobs]),
-                "reconfigurations": np.array([j.reconfigurations for j in jobs], dtype=np.int64),
-                "preemptions": np.array([j.preemptions for j in jobs], dtype=np.int64),
-                "migrations": np.array([j.migrations for j in jobs], dtype=np.int64),
-            }
-        )
-    started = ~np.isnan(start)
-    table.loc[~started, ["slowdown", "bsld", "stretch", "bounded_stretch"]] = np.nan
-    return table
+        ratios = {
+            "slowdown": response / np.maximum(run, SLOWDOWN_FLOOR),
+            "bsld": bounded_slowdown(wait, run, tau),
+            "stretch": response / work,
+            "bounded_stretch": np.maximum(response, tau) / np.maximum(work, tau),
+        }
+    for col in ratios.values():
+        col[~started] = np.nan
+    return {
+        "id": np.array([j.spec.id for j in jobs], dtype=np.int64),
+        "kind": np.array([j.spec.kind.value for j in jobs], dtype=object),
+        "state": np.array([j.state.value for j in jobs], dtype=object),
+        "submit": submit,
+        "start": start,
+        "end": end,
+        "requested_nodes": np.array([j.spec.nodes for j in jobs], dtype=np.int64),
+        "max_nodes_held": np.array([j.max_size for j in jobs], dtype=np.int64),
+        "work": work,
+        "wait": wait,
+        "response": response,
+        "run": run,
+        **ratios,
+        "waste": np.array([j.waste for j in jobs], dtype=float),
+        "reconfigurations": np.array([j.reconfigurations for j in jobs], dtype=np.int64),
+        "preemptions": np.array([j.preemptions for j in jobs], dtype=np.int64),
+        "migrations": np.array([j.migrations for j in jobs], dtype=np.int64),
+    }
 
 
-def summarize(sim: EngineCore, table: pd.DataFrame) -> dict[str, float]:
+def summarize(sim: EngineCore, columns: dict[str, np.ndarray]) -> dict[str, float]:
     """Episode metrics of ``sim`` (see the module docstring)."""
     counts = sim.counts
     out: dict[str, float] = {
@@ -97,16 +111,17 @@ def summarize(sim: EngineCore, table: pd.DataFrame) -> dict[str, float]:
         "killed": float(counts["killed"]),
         "rejected": float(counts["rejected"]),
     }
-    started = table[table["start"].notna()]
+    started = ~np.isnan(columns["start"])
     for name in _MEANS:
-        col = started[name].to_numpy(dtype=float)
+        col = columns[name][started]
         col = col[np.isfinite(col)]
         out[f"mean_{name}"] = float(col.mean()) if col.size else 0.0
         out[f"max_{name}"] = float(col.max()) if col.size else 0.0
     for name in _SUMS:
-        out[name] = float(table[name].sum())
-    ends = table["end"].to_numpy(dtype=float)
-    first = float(table["submit"].min()) if len(table) else 0.0
+        out[name] = float(columns[name].sum())
+    ends = columns["end"]
+    submits = columns["submit"]
+    first = float(submits.min()) if submits.size else 0.0
     last = float(np.nanmax(ends)) if np.isfinite(ends).any() else first
     makespan = last - first
     capacity = float(sim.platform.total_nodes)
@@ -123,5 +138,5 @@ def summarize(sim: EngineCore, table: pd.DataFrame) -> dict[str, float]:
 
 def collect(sim: EngineCore) -> SimResult:
     """The ``SimResult`` of ``sim`` as it stands (normally after the last event)."""
-    table = job_table(sim)
-    return SimResult(table, summarize(sim, table))
+    columns = job_columns(sim)
+    return SimResult(columns, summarize(sim, columns))

@@ -89,3 +89,29 @@ def test_progress_model(progress: str, end: float) -> None:
 def test_unknown_progress_model_is_refused() -> None:
     with pytest.raises(SpecError):
         SimConfig(progress="best")
+
+
+def test_a_pickled_or_copied_simulator_continues_with_the_same_timeline() -> None:
+    import copy
+    import pickle
+
+    jobs = [JobSpec(i, float(i), work=10.0 + 7 * i, nodes=1 + i % 3) for i in range(8)]
+
+    def finish(sim: Simulator) -> list[tuple[float, float]]:
+        while sim.advance():
+            while (head := sim.queue_head()) is not None and head.spec.nodes <= sim.free_nodes():
+                sim.start(head.id)
+        return [(j.start_time, j.end_time) for j in sim.jobs.values()]
+
+    sim = Simulator(Platform.single(4), jobs)
+    for _ in range(5):  # stop mid-episode, with jobs queued and running
+        assert sim.advance()
+        while (head := sim.queue_head()) is not None and head.spec.nodes <= sim.free_nodes():
+            sim.start(head.id)
+    clone = pickle.loads(pickle.dumps(sim))
+    twin = copy.deepcopy(sim)
+    assert not clone.node_cpu_used.flags.writeable
+    expected = finish(sim)
+    assert finish(clone) == expected
+    assert finish(twin) == expected
+    assert clone.result().summary == sim.result().summary
