@@ -8,7 +8,11 @@ Two paths, the same jobs:
 * **engine path** (baselines): ``hpcgym.baselines`` has no env adapter yet, so the baseline runs
   on the bare engine over the episode the env draws for that seed. :func:`episode_for` rebuilds
   it exactly as ``ClusterEnv.reset`` does (``choose_episode`` with the generator Gymnasium seeds
-  from ``seed``), with the env's ``kill_on_walltime``; the metrics are ``sim.result().summary``.
+  from ``seed``), with the env's ``kill_on_walltime`` passed through the baseline's own
+  ``setting`` (a scheduler whose paper fixes part of the world, such as MEBF's "no walltime
+  kills", gets it); the metrics are ``sim.result().summary``. Every outcome records the
+  ``kill_on_walltime`` it ran with, so a world that differs from the env's is visible; the
+  malleable scenarios turn kills off for everyone.
 
 Both record utilization and queue length at every decision point they see, and on request a
 Gantt chart with resize events (``hpcgym.envs.render``).
@@ -45,6 +49,7 @@ class EpisodeOutcome:
     """``"env"`` or ``"engine"``."""
     steps: int
     truncated: bool
+    kill_on_walltime: bool = True
     invalid_actions: int = 0
     gantt: np.ndarray | None = None
 
@@ -113,8 +118,9 @@ def _run_engine(
 ) -> EpisodeOutcome:
     ep = episode_for(env_id, env_kwargs, seed)
     cfg = env_config(env_id, env_kwargs)
-    sim = Simulator(ep.platform, ep.jobs, SimConfig(kill_on_walltime=cfg.kill_on_walltime))
     scheduler = make_baseline(name)
+    jobs, config = scheduler.setting(ep.jobs, SimConfig(kill_on_walltime=cfg.kill_on_walltime))
+    sim = Simulator(ep.platform, jobs, config)
     scheduler.reset()
     rec = _Recorder(sim, gantt)
     steps = 0
@@ -129,7 +135,15 @@ def _run_engine(
     result = sim.result()
     image = render_gantt(sim, rec.log) if rec.log is not None else None
     return EpisodeOutcome(
-        result.summary, result.jobs, rec.timeline(), "engine", steps, False, 0, image
+        result.summary,
+        result.jobs,
+        rec.timeline(),
+        "engine",
+        steps,
+        False,
+        config.kill_on_walltime,
+        0,
+        image,
     )
 
 
@@ -165,6 +179,7 @@ def _run_env(
         "env",
         steps,
         bool(truncated),
+        bool(env.unwrapped.config.kill_on_walltime),  # type: ignore[attr-defined]
         int(info["invalid_actions"]),
         image,
     )

@@ -33,6 +33,7 @@ def episode_row(policy: str, env_id: str, seed: int, env_kwargs: dict[str, Any])
         "path": out.path,
         "steps": out.steps,
         "truncated": out.truncated,
+        "kill_on_walltime": out.kill_on_walltime,
         "invalid_actions": out.invalid_actions,
     }
     row.update(out.summary)

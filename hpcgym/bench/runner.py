@@ -73,6 +73,7 @@ def run_task(task: Task) -> TaskOutcome:
         "path": out.path,
         "steps": out.steps,
         "truncated": out.truncated,
+        "kill_on_walltime": out.kill_on_walltime,
         "invalid_actions": out.invalid_actions,
     }
     row.update(out.summary)

@@ -106,6 +106,30 @@ register(
         "256-job windows of the MEBF SDSC-SP2 set (60% malleable) on 128 nodes",
     )
 )
+# v1 of the malleable scenarios: no walltime kills, for every policy. MEBF's setting has none
+# (a resized job outlives its requested time by design), and with kills a policy that shrinks
+# jobs until they are killed looks better on slowdown while throwing work away.
+_NO_KILLS = {"kill_on_walltime": False}
+register(
+    Scenario(
+        "malleable-small-v1",
+        "hpcgym/Malleable-v0",
+        {"n_jobs": 64, **_NO_KILLS},
+        _seeds(8),
+        (*ELASTIC, "random", "advance"),
+        "64-job windows of the MEBF SDSC-SP2 set (60% malleable) on 128 nodes, no walltime kills",
+    )
+)
+register(
+    Scenario(
+        "malleable-sdsc-v1",
+        "hpcgym/Malleable-v0",
+        dict(_NO_KILLS),
+        _seeds(10),
+        (*ELASTIC, "random", "advance"),
+        "256-job windows of the MEBF SDSC-SP2 set (60% malleable) on 128 nodes, no walltime kills",
+    )
+)
 register(
     Scenario(
         "rigid-lublin-v0",
@@ -149,5 +173,5 @@ register(
     )
 )
 
-MAIN = "malleable-small-v0"
+MAIN = "malleable-small-v1"
 """The scenario of the main job (``hpcgym bench`` with no arguments)."""

@@ -69,3 +69,12 @@ def test_evaluate_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[s
     table = pd.read_csv(out)
     assert list(table["seed"]) == [0, 1, 0, 1]
     assert main(["evaluate", "--policy", "nobody"]) == 2
+
+
+def test_baselines_run_in_their_own_setting_and_rows_say_which() -> None:
+    table = evaluate(["easy", "mebf", "first-fit"], "hpcgym/Malleable-v0", [3], TINY)
+    assert list(table["kill_on_walltime"]) == [True, False, True]  # MEBF: no walltime kills
+    no_kills = evaluate(
+        ["easy", "first-fit"], "hpcgym/Malleable-v0", [3], {**TINY, "kill_on_walltime": False}
+    )
+    assert not no_kills["kill_on_walltime"].any()
