@@ -130,3 +130,30 @@ def test_each_scenario_ranks_by_its_own_metric() -> None:
         ("t", "a"),
     ]
     assert scenarios.get("evolving-klein-v0").metric == "makespan"
+
+
+def test_ray_path_keeps_task_order_with_a_stand_in_ray(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Checks the wiring of the Ray executor (init, remote, get) without Ray itself.
+    import sys
+    import types
+
+    calls: list[str] = []
+
+    class Remote:
+        def __init__(self, fn: object) -> None:
+            self.fn = fn
+
+        def remote(self, task: object) -> object:
+            return self.fn(task)  # type: ignore[operator]
+
+    fake = types.ModuleType("ray")
+    fake.is_initialized = lambda: False  # type: ignore[attr-defined]
+    fake.init = lambda **kw: calls.append(f"init {kw['num_cpus']}")  # type: ignore[attr-defined]
+    fake.remote = Remote  # type: ignore[attr-defined]
+    fake.get = lambda refs: list(refs)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    tasks = plan([MICRO], ["easy", "fcfs"])
+    pd.testing.assert_frame_equal(
+        results_table(execute(tasks, "serial")), results_table(execute(tasks, "auto", 2))
+    )
+    assert calls == ["init 2"]
