@@ -75,6 +75,9 @@ def test_bench_cli_writes_everything_and_reruns_identically(
     ]
     results = pd.read_csv(tmp_path / "a" / "results.csv")
     assert len(results) == 2 * len(scenarios.get("tiny-v0").seeds)
+    # pyarrow is part of the test install: the parquet copy holds the same table.
+    parquet = pd.read_parquet(tmp_path / "a" / "results.parquet")
+    pd.testing.assert_frame_equal(parquet, results, check_dtype=False)
 
 
 def test_bench_list(capsys: pytest.CaptureFixture[str]) -> None:
