@@ -18,18 +18,17 @@ import cProfile
 import os
 import platform
 import pstats
-import re
 import time
 from pathlib import Path
 
 import numpy as np
+from results_md import write_section
 
 import hpcgym.workloads as W
 from hpcgym.baselines import make
 from hpcgym.sim import Simulator
 
 SECTION = "## Baselines speed"
-RESULTS = Path(__file__).with_name("RESULTS.md")
 
 
 class Replay:
@@ -154,13 +153,7 @@ def main() -> None:
     print()
     print(text)
     if args.write:
-        old = RESULTS.read_text()
-        pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-        if pattern.search(old):
-            new = pattern.sub(lambda m: text + "\n", old)
-        else:
-            new = old.rstrip("\n") + "\n\n" + text
-        RESULTS.write_text(new)
+        write_section(SECTION, text)
 
 
 if __name__ == "__main__":

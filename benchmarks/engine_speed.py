@@ -12,13 +12,13 @@ import argparse
 import heapq
 import platform
 import time
-from pathlib import Path
+
+from results_md import write_section
 
 from hpcgym.sim import JobSpec, Platform, Simulator
 from hpcgym.workloads.registry import workloads_dir
 from hpcgym.workloads.swf import read_swf
 
-RESULTS = Path(__file__).with_name("RESULTS.md")
 SECTION = "## Engine speed"
 
 
@@ -114,19 +114,7 @@ def main() -> None:
     text = "\n".join(lines)
     print(text)
     if args.write:
-        write_section(text)
-
-
-def write_section(text: str) -> None:
-    """Replace (or append) this benchmark's section of RESULTS.md."""
-    old = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
-    start = old.find(SECTION)
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + text
-    else:
-        end = old.find("\n## ", start + len(SECTION))
-        new = old[:start] + text + (old[end + 1 :] if end >= 0 else "")
-    RESULTS.write_text(new.rstrip("\n") + "\n")
+        write_section(SECTION, text)
 
 
 if __name__ == "__main__":

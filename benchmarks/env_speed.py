@@ -12,19 +12,17 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import re
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from results_md import write_section
 
 import hpcgym  # noqa: F401  (registers the ids)
 from hpcgym.envs import PRESETS
 
-RESULTS = Path(__file__).with_name("RESULTS.md")
 HEADING = "## Environment speed"
 REPEATS = 3
 
@@ -119,14 +117,7 @@ def main() -> int:
     )
     print(section)
     if args.write:
-        old = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
-        pattern = re.compile(rf"^{re.escape(HEADING)}\n.*?(?=^## |\Z)", re.S | re.M)
-        new = (
-            pattern.sub(lambda m: section + "\n", old)
-            if pattern.search(old)
-            else (old.rstrip("\n") + "\n\n" + section)
-        )
-        RESULTS.write_text(new)
+        write_section(HEADING, section)
     return 0
 
 

@@ -16,16 +16,15 @@ import argparse
 import platform
 import statistics
 import time
-from pathlib import Path
 
 import numpy as np
+from results_md import write_section
 
 from hpcgym.baselines.dfrs import DFRSScheduler, PackJob, dfrs_setup, mcb8
 from hpcgym.baselines.dfrs import scheduler as dfrs_scheduler
 from hpcgym.sim import JobSpec, Platform, Simulator
 from hpcgym.workloads import load
 
-RESULTS = Path(__file__).with_name("RESULTS.md")
 SECTION = "## MCB8 speed"
 NODES = 128
 
@@ -131,19 +130,7 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if args.write:
-        write_section(text)
-
-
-def write_section(text: str) -> None:
-    """Replace (or append) this benchmark's section of RESULTS.md, leaving the rest as it is."""
-    old = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
-    start = old.find(SECTION)
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + text
-    else:
-        end = old.find("\n## ", start + len(SECTION))
-        new = old[:start] + text + ("\n" + old[end + 1 :] if end >= 0 else "")
-    RESULTS.write_text(new)
+        write_section(SECTION, text)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ from __future__ import annotations
 import gzip
 import os
 import platform
-import re
 import sys
 import tempfile
 import time
@@ -17,12 +16,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from results_md import write_section
 
 from hpcgym.workloads.convert import trace_to_workload
 from hpcgym.workloads.registry import workloads_dir
 from hpcgym.workloads.swf import read_swf
 
-RESULTS = Path(__file__).with_name("RESULTS.md")
 HEADING = "## SWF parsing"
 REPEATS = 9
 
@@ -89,14 +88,7 @@ def main() -> int:
         ]
     )
     print(section)
-    old = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
-    pattern = re.compile(rf"^{re.escape(HEADING)}\n.*?(?=^## |\Z)", re.S | re.M)
-    new = (
-        pattern.sub(lambda m: section + "\n", old)
-        if pattern.search(old)
-        else (old.rstrip("\n") + "\n\n" + section)
-    )
-    RESULTS.write_text(new)
+    write_section(HEADING, section)
     return 0
 
 

@@ -1,0 +1,23 @@
+"""The one writer of ``benchmarks/RESULTS.md``: each benchmark owns a ``## ...`` section."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+RESULTS = Path(__file__).with_name("RESULTS.md")
+
+
+def write_section(heading: str, text: str) -> None:
+    """Replace the section that starts with ``heading`` by ``text`` (append it if absent).
+
+    ``text`` starts with the heading line; the other sections are left as they are.
+    """
+    old = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
+    body = text.rstrip("\n") + "\n"
+    pattern = re.compile(rf"^{re.escape(heading)}\n.*?(?=^## |\Z)", re.S | re.M)
+    if pattern.search(old):
+        new = pattern.sub(lambda _: body + "\n", old)
+    else:
+        new = old.rstrip("\n") + "\n\n" + body
+    RESULTS.write_text(new.rstrip("\n") + "\n")
