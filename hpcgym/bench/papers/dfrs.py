@@ -32,6 +32,7 @@ import pandas as pd
 
 from hpcgym.baselines import make
 from hpcgym.baselines.dfrs import DFRSScheduler, dfrs_setup, max_stretch_bound
+from hpcgym.bench.papers import publish
 from hpcgym.sim import JobSpec, SimConfig, Simulator
 from hpcgym.workloads import load
 from hpcgym.workloads.workload import Workload
@@ -216,10 +217,7 @@ def main() -> None:
     text = tables(df)
     text += f"\nBounds: {sorted(set(round(b, 3) for b in bounds.values()))}\n"
     text += f"Wall time: {time.perf_counter() - t0:.0f} s on {args.workers} workers.\n"
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+    publish(text, args.out)
 
 
 if __name__ == "__main__":

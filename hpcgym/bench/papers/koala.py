@@ -32,6 +32,7 @@ from typing import Any
 import pandas as pd
 
 from hpcgym.baselines.koala import Koala
+from hpcgym.bench.papers import publish
 from hpcgym.sim import Cluster, FixedCost, Platform, Simulator
 from hpcgym.workloads import generate_koala, load
 from hpcgym.workloads.workload import Workload
@@ -158,10 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.csv:
         df.to_csv(args.csv, index=False)
     text = report(df) + f"\n{len(df)} simulations in {time.perf_counter() - t0:.0f} s.\n"
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+    publish(text, args.out)
     return 0
 
 

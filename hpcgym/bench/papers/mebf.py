@@ -37,6 +37,7 @@ from typing import Any
 import pandas as pd
 
 from hpcgym.baselines import make
+from hpcgym.bench.papers import publish
 from hpcgym.sim import JobSpec, PowerLaw, RedistributionCost, SimConfig, Simulator
 from hpcgym.workloads import load
 
@@ -296,10 +297,7 @@ def main(argv: list[str] | None = None) -> int:
             df.to_csv(args.csv, index=False)
         text = report(df)
         text += f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+    publish(text, args.out)
     return 0
 
 

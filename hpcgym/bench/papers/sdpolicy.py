@@ -35,6 +35,7 @@ import pandas as pd
 
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.sdpolicy import DYNAMIC, SDPolicy
+from hpcgym.bench.papers import publish
 from hpcgym.sim import SimConfig, Simulator
 from hpcgym.workloads import ElasticConfig, annotate_elastic, load, read_workload, transforms
 from hpcgym.workloads.registry import resolve_file
@@ -201,10 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.csv:
             df.to_csv(args.csv, index=False)
         text = report(df) + f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+    publish(text, args.out)
     return 0
 
 
