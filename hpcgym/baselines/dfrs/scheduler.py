@@ -41,7 +41,7 @@ from hpcgym.baselines.dfrs.placement import Placement, fits_memory, greedy_nodes
 from hpcgym.baselines.dfrs.priority import by_priority
 from hpcgym.baselines.dfrs.relabel import relabel
 from hpcgym.baselines.dfrs.setup import dfrs_setup
-from hpcgym.baselines.dfrs.stretch import stretch_yields
+from hpcgym.baselines.dfrs.stretch import avg_stretch_yields, stretch_yields
 from hpcgym.errors import SpecError
 from hpcgym.sim import EventType, Job, JobSpec, JobState, SimConfig, Simulator
 
@@ -154,7 +154,7 @@ class DFRSScheduler(BaseScheduler):
             target = self._mcb8(sim)
         elif tick and cfg.periodic == "mcb8-stretch":
             target, alloc = self._mcb8_stretch(sim)
-        if alloc is None and cfg.opt == "max":
+        if alloc is None and cfg.periodic == "mcb8-stretch":
             alloc = self._stretch_alloc(sim, target)
         elif alloc is None:
             alloc = yields(target, cfg.opt)
@@ -273,13 +273,19 @@ class DFRSScheduler(BaseScheduler):
         return target, self._stretch_alloc(sim, target)
 
     def _stretch_alloc(self, sim: Simulator, target: Placement) -> dict[int, float]:
-        """``opt=max``: yields minimizing the estimated stretches at the next period."""
+        """Yields for the estimated stretches at the next period.
+
+        ``opt=max``: iteratively minimize the largest; ``opt=avg``: minimize their sum.
+        """
         if not target.nodes:
             return {}
         now = sim.now
         flow = {jid: now - spec.submit for jid, spec in target.specs.items()}
         virtual = {jid: self._virtual(sim, sim.jobs[jid]) for jid in target.specs}
-        return stretch_yields(target, flow, virtual, self.config.period, maxmin_yields(target))
+        period = self.config.period
+        if self.config.opt == "avg":
+            return avg_stretch_yields(target, flow, virtual, period)
+        return stretch_yields(target, flow, virtual, period, maxmin_yields(target))
 
 
 def scheduler_from_name(name: str, period: float | None = None) -> DFRSScheduler:
