@@ -1,12 +1,22 @@
 """Behaviour cloning from an expert's env actions, before MaskablePPO fine-tuning.
 
-``hpcgym.baselines`` has no env adapter yet (engine schedulers issue engine commands, not menu
-entries), so the experts here are menu policies written over the mask:
+Experts are of two kinds:
 
-* ``fcfs``: start queue slot 0 at its first start level when legal, else advance (with the
-  presets' ``queue_order="fcfs"`` this is FCFS);
-* ``first-fit``: start the first queue slot whose first start level is legal, else advance
-  (backfilling without a reservation).
+* **baselines**: any name of :func:`hpcgym.baselines.names` (``easy``, ``mebf``, ...), acting
+  through the env adapter (:class:`hpcgym.baselines.adapter.BaselinePolicy`): at each decision
+  point the engine scheduler decides on a shadow of the env's engine and its commands become menu
+  entries. The demonstrations are recorded in the env the agent trains in (its arguments are not
+  changed), so the adapter runs leniently: a command the menu cannot express (a backfill outside
+  the queue window, an MEBF shrink by 40%, a setting such as MEBF's "no walltime kills" that the
+  env does not have) is skipped, counted in ``Demonstrations.inexpressible``, and the adapter goes
+  on from the env's state;
+* **menu policies** written over the mask: ``fcfs`` (start queue slot 0 at its first start level
+  when legal, else advance; with ``queue_order="fcfs"`` this is FCFS) and ``first-fit`` (start
+  the first queue slot whose first start level is legal, else advance: backfilling without a
+  reservation). ``fcfs`` names the menu policy, not the baseline; the two give the same schedule.
+
+Steps where *advance* is the only legal entry (possible with ``skip_trivial=False``) carry no
+choice and are not recorded.
 
 Cloning maximises the masked log-probability of the expert's actions under the policy
 (``evaluate_actions`` of sb3-contrib's maskable policy), with Adam, in seeded
@@ -16,13 +26,14 @@ minibatches; ``hpcgym train --pretrain first-fit`` then fine-tunes with Maskable
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 from hpcgym.agents.layout import Blocks, menu_blocks
+from hpcgym.baselines.adapter import BaselinePolicy
 from hpcgym.errors import SpecError
 
 Expert = Callable[[np.ndarray], int]
@@ -35,7 +46,7 @@ def _starts(blocks: Blocks) -> np.ndarray:
 
 
 def make_expert(name: str, blocks: Blocks) -> Expert:
-    """The expert ``name`` (``fcfs`` or ``first-fit``) over a menu layout."""
+    """The menu expert ``name`` (``fcfs`` or ``first-fit``) over a menu layout."""
     starts = _starts(blocks)
     if name == "fcfs":
         head = int(starts[0])
@@ -47,43 +58,70 @@ def make_expert(name: str, blocks: Blocks) -> Expert:
             return int(legal[0]) if legal.size else 0
 
         return first_fit
-    raise SpecError(f"unknown expert {name!r}; choose from {', '.join(EXPERTS)}")
+    raise SpecError(f"unknown menu expert {name!r}; choose from {', '.join(EXPERTS)}")
 
 
 EXPERTS = ("fcfs", "first-fit")
 
 
+def expert_names() -> list[str]:
+    """Every expert :func:`demonstrate` accepts: the menu policies, then the baselines."""
+    from hpcgym.baselines import names
+
+    return [*EXPERTS, *(n for n in names() if n not in EXPERTS)]
+
+
 @dataclass(frozen=True)
 class Demonstrations:
-    """Observations (dict of stacked arrays), masks and expert actions."""
+    """Observations (dict of stacked arrays), masks and expert actions.
+
+    ``inexpressible``: for a baseline expert, the commands the menu could not express, by
+    reason (``hpcgym.baselines.adapter``); empty for menu policies and faithful baselines.
+    """
 
     obs: dict[str, np.ndarray]
     masks: np.ndarray
     actions: np.ndarray
+    inexpressible: dict[str, int] = field(default_factory=dict)
 
 
 def demonstrate(
     expert: str, env_id: str, env_kwargs: dict[str, Any], seeds: list[int]
 ) -> Demonstrations:
-    """Run ``expert`` on the episodes of ``seeds`` and record every step."""
+    """Run ``expert`` (see :func:`expert_names`) on the episodes of ``seeds``; record its steps."""
     env = gym.make(env_id, **env_kwargs)
-    act = make_expert(expert, menu_blocks(env))
+    adapter: BaselinePolicy | None = None
+    if expert in EXPERTS:
+        act = make_expert(expert, menu_blocks(env))
+    else:
+        from hpcgym.baselines import names
+
+        if expert not in names():
+            raise SpecError(f"unknown expert {expert!r}; choose from {', '.join(expert_names())}")
+        adapter = BaselinePolicy(expert, strict=False)
+        adapter.bind(env)
     obs_rows: list[dict[str, np.ndarray]] = []
     masks, actions = [], []
     for seed in seeds:
         obs, info = env.reset(seed=seed)
+        if adapter is not None:
+            adapter.reset(seed)
         done = False
         while not done:
             mask = np.asarray(info["action_mask"])
-            a = act(mask)
-            obs_rows.append(obs)
-            masks.append(mask.copy())
-            actions.append(a)
+            a = adapter.act(obs, mask) if adapter is not None else act(mask)
+            if mask[1:].any():
+                obs_rows.append(obs)
+                masks.append(mask.copy())
+                actions.append(a)
             obs, _, terminated, truncated, info = env.step(a)
             done = terminated or truncated
     env.close()
+    if not obs_rows:
+        raise SpecError(f"{expert} made no choice in {len(seeds)} episode(s) of {env_id}")
     stacked = {k: np.stack([o[k] for o in obs_rows]) for k in obs_rows[0]}
-    return Demonstrations(stacked, np.stack(masks), np.asarray(actions, dtype=np.int64))
+    missed = dict(adapter.stats.inexpressible) if adapter is not None else {}
+    return Demonstrations(stacked, np.stack(masks), np.asarray(actions, dtype=np.int64), missed)
 
 
 def clone(

@@ -9,10 +9,14 @@ import pandas as pd
 import pytest
 
 import hpcgym  # noqa: F401
-from hpcgym.agents.imitation import demonstrate, make_expert
+from hpcgym.agents.imitation import clone, demonstrate, expert_names, make_expert
 from hpcgym.agents.layout import menu_blocks
 from hpcgym.agents.train import TrainConfig, train
+from hpcgym.baselines import make as make_baseline
+from hpcgym.baselines.adapter import SETTING
 from hpcgym.bench.episode import run_episode
+from hpcgym.errors import SpecError
+from hpcgym.sim import SimConfig
 
 
 def test_experts_take_legal_starts_in_queue_order() -> None:
@@ -62,3 +66,42 @@ def test_pretraining_lowers_the_cloning_loss_and_is_recorded(tmp_path: Path) -> 
     record = json.loads((tmp_path / "bc" / "hyperparams.json").read_text())["pretrain"]
     assert record["expert"] == "first-fit" and record["samples"] > 0
     assert record["loss_last"] < record["loss_first"]
+
+
+def test_easy_demonstrations_replay_the_easy_schedule_of_the_bare_engine() -> None:
+    kwargs = {"n_jobs": 60}
+    demos = demonstrate("easy", "hpcgym/Rigid-v0", kwargs, [0])
+    assert demos.inexpressible == {}
+    assert (demos.masks[np.arange(len(demos.actions)), demos.actions] == 1).all()
+    env = gym.make("hpcgym/Rigid-v0", **kwargs)
+    env.reset(seed=0)
+    for a in demos.actions:
+        _, _, terminated, _, _ = env.step(a)
+    assert terminated
+    sim = env.unwrapped.sim  # type: ignore[attr-defined]
+    jobs = [j.spec for j in sim.jobs.values()]
+    bare = make_baseline("easy").simulate(sim.platform, jobs, SimConfig())
+    pd.testing.assert_frame_equal(sim.result().jobs, bare.jobs)
+
+
+def test_mebf_demonstrations_in_the_agents_env_count_what_the_menu_cannot_do() -> None:
+    demos = demonstrate("mebf", "hpcgym/Malleable-v0", {"n_jobs": 60}, [0])
+    # The preset kills at walltime (MEBF's setting does not) and its levels miss MEBF's sizes.
+    assert demos.inexpressible[SETTING] == 1
+    assert sum(demos.inexpressible.values()) > 1
+    assert (demos.masks[np.arange(len(demos.actions)), demos.actions] == 1).all()
+    assert len(set(demos.actions.tolist())) > 2
+    with pytest.raises(SpecError, match="unknown expert"):
+        demonstrate("nobody", "hpcgym/Rigid-v0", {"n_jobs": 8}, [0])
+    assert "easy" in expert_names() and expert_names()[:2] == ["fcfs", "first-fit"]
+
+
+def test_cloning_easy_lowers_the_loss() -> None:
+    from sb3_contrib import MaskablePPO
+
+    kwargs = {"n_jobs": 40}
+    demos = demonstrate("easy", "hpcgym/Rigid-v0", kwargs, [0])
+    env = gym.make("hpcgym/Rigid-v0", **kwargs)
+    model = MaskablePPO("MultiInputPolicy", env, seed=0, n_steps=32, batch_size=32, device="cpu")
+    losses = clone(model, demos, epochs=4, batch_size=64)
+    assert losses[-1] < losses[0]
