@@ -8,12 +8,15 @@ sim = Simulator(workload.platform, workload.jobs)
 make("easy").run(sim)
 ```
 
+``as_env_policy("easy")`` makes a baseline a policy on the env (``hpcgym.baselines.adapter``).
+
 Every registered name is listed by ``names()``; see ``docs/baselines.md``. All registrations
 live below, in one place.
 """
 
 from functools import partial
 
+from hpcgym.baselines.adapter import BaselinePolicy, NotExpressible, as_env_policy
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.classic import FCFS, SJF, ConservativeBackfill, EasyBackfill
 from hpcgym.baselines.dfrs import DFRSScheduler
@@ -47,14 +50,17 @@ __all__ = [
     "MEBF",
     "SJF",
     "BaseScheduler",
+    "BaselinePolicy",
     "ConservativeBackfill",
     "DFRSScheduler",
     "EasyBackfill",
     "EvolvingListScheduler",
     "Koala",
     "MEBFConfig",
+    "NotExpressible",
     "Profile",
     "SDPolicy",
+    "as_env_policy",
     "estimated_end",
     "make",
     "names",

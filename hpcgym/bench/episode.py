@@ -2,11 +2,12 @@
 
 Two paths, the same jobs:
 
-* **env path** (``advance``, ``random``, saved agents): ``gym.make(env_id)``, ``reset(seed=seed)``,
-  one ``step`` per action with the mask always applied; the metrics are the final
-  ``info["metrics"]`` (``hpcgym.sim.metrics``).
-* **engine path** (baselines): ``hpcgym.baselines`` has no env adapter yet, so the baseline runs
-  on the bare engine over the episode the env draws for that seed. :func:`episode_for` rebuilds
+* **env path** (``advance``, ``random``, saved agents, ``<baseline>@env`` through the adapter of
+  ``hpcgym.baselines.adapter``): ``gym.make(env_id)``, ``reset(seed=seed)``, one ``step`` per
+  action with the mask always applied; the metrics are the final ``info["metrics"]``
+  (``hpcgym.sim.metrics``).
+* **engine path** (baselines by their plain name, the fast path): the baseline runs on the bare
+  engine over the episode the env draws for that seed. :func:`episode_for` rebuilds
   it exactly as ``ClusterEnv.reset`` does (``choose_episode`` with the generator Gymnasium seeds
   from ``seed``), with the env's ``kill_on_walltime`` passed through the baseline's own
   ``setting`` (a scheduler whose paper fixes part of the world, such as MEBF's "no walltime

@@ -9,7 +9,12 @@ A policy name is resolved in this order:
   imitation expert of :mod:`hpcgym.agents.imitation`: backfilling without a reservation);
 * a name of :func:`hpcgym.baselines.names` (``fcfs``, ``easy``, ``mebf``, ...): an engine
   scheduler, run on the bare engine over exactly the episode the env draws for that seed
-  (``hpcgym.baselines`` has no env adapter yet; see :mod:`hpcgym.bench.episode`);
+  (the fast path; see :mod:`hpcgym.bench.episode`);
+* such a name with ``@env`` (``easy@env``): the same scheduler acting on the env through the
+  adapter (:class:`hpcgym.baselines.adapter.BaselinePolicy`), one menu entry per step, in the
+  env its setting needs (``env_overrides``: no walltime kills for MEBF, every decision point for
+  evolving list scheduling). It gives the engine path's schedule exactly, or stops with
+  ``NotExpressible`` naming the command the menu has no entry for;
 * anything else is the path of an agent saved by ``hpcgym train``: its zip (``.zip``
   optional) or its run folder.
 """
@@ -92,6 +97,32 @@ class FirstFitPolicy(EnvPolicy):
         return int(self._act(mask))
 
 
+ON_ENV = "@env"
+"""Suffix of a baseline name that runs it through the env adapter (``easy@env``)."""
+
+
+class AdaptedBaseline(EnvPolicy):
+    """A baseline acting through the env adapter, strictly (never silently different)."""
+
+    def __init__(self, name: str) -> None:
+        from hpcgym.baselines.adapter import BaselinePolicy
+
+        self.adapter = BaselinePolicy(name, strict=True)
+        self.env_overrides = dict(self.adapter.env_overrides)
+
+    def bind(self, env: Any) -> None:
+        """Follow ``env``'s engine."""
+        self.adapter.bind(env)
+
+    def reset(self, seed: int) -> None:
+        """A new episode."""
+        self.adapter.reset(seed)
+
+    def act(self, obs: Any, mask: np.ndarray) -> int:
+        """The menu entry of the scheduler's next command, or advance."""
+        return self.adapter.act(obs, mask)
+
+
 class AgentPolicy(EnvPolicy):
     """A saved SB3 agent, acting deterministically with the mask applied when it can take one.
 
@@ -133,25 +164,31 @@ class AgentPolicy(EnvPolicy):
 
 
 def policy_kind(name: str) -> str:
-    """``"builtin"``, ``"baseline"`` or ``"agent"`` (see the module docstring)."""
+    """``"builtin"``, ``"baseline"``, ``"adapted"`` or ``"agent"`` (see the module docstring)."""
     if name in BUILTIN:
         return "builtin"
     if name in baseline_names():
         return "baseline"
+    if name.endswith(ON_ENV) and name[: -len(ON_ENV)] in baseline_names():
+        return "adapted"
     p = Path(name)
     if name.endswith(".zip") or p.with_suffix(".zip").is_file() or (p / "agent.zip").is_file():
         return "agent"
     raise SpecError(
         f"unknown policy {name!r}: not advance, random, a baseline "
-        f"({', '.join(baseline_names())}) or a saved agent (no {name}.zip)"
+        f"({', '.join(baseline_names())}), a baseline{ON_ENV} or a saved agent (no {name}.zip)"
     )
 
 
 def make_env_policy(name: str) -> EnvPolicy:
-    """The env policy ``name`` (``advance``, ``random`` or an agent path)."""
+    """The env policy ``name`` (``advance``, ``random``, ``<baseline>@env`` or an agent path)."""
     kind = policy_kind(name)
     if kind == "baseline":
-        raise SpecError(f"{name!r} is an engine baseline, not an env policy")
+        raise SpecError(
+            f"{name!r} is an engine baseline, not an env policy; {name}{ON_ENV} runs it on the env"
+        )
+    if kind == "adapted":
+        return AdaptedBaseline(name[: -len(ON_ENV)])
     if name == "advance":
         return AdvancePolicy()
     if name == "random":
