@@ -144,15 +144,24 @@ def avg_stretch_yields(
     a = np.array([flow[j] for j in ids]) + period
     vt = np.array([virtual[j] for j in ids])
     floor = min_max_floor(mat, a, vt, period)
-    u_lo = vt + floor * period
-    u_hi = vt + period
+    # Only jobs below yield 1 whose nodes all have room left can improve.
+    full = 1.0 - mat @ floor <= 1e-12
+    room = (floor < 1.0) & ~(mat[full] > 0).any(axis=0)
     y = floor.copy()
-    rows = mat.any(axis=1)
+    if not room.any():
+        return dict(zip(ids, y.tolist(), strict=True))
+    top = np.where(room, 1.0, floor)
+    if bool((mat @ top <= 1.0 + 1e-12).all()):
+        return dict(zip(ids, top.tolist(), strict=True))
+    u_lo = vt + floor * period
+    u_hi = np.where(room, vt + period, u_lo)
+    best = float((a / u_lo).sum())
     for _ in range(rounds):
         free = u_hi > u_lo * (1.0 + 1e-12)
         if not free.any():
             break
         fj = np.flatnonzero(free)
+        rows = (mat[:, fj] > 0).any(axis=1)
         # Breakpoints b[j, 0..segments], geometric between u_lo and u_hi.
         t = np.linspace(0.0, 1.0, segments + 1)
         b = u_lo[fj, None] * (u_hi[fj, None] / u_lo[fj, None]) ** t
@@ -179,6 +188,10 @@ def avg_stretch_yields(
         cand[fj] += np.clip(delta, 0.0, width).sum(axis=1) / period
         cand = _fit_above(mat, np.clip(cand, floor, 1.0), floor)
         y = cand
+        value = float((a / (vt + y * period)).sum())
+        if best - value <= 1e-9 * value:
+            break
+        best = value
         # Narrow each free job's grid to the two pieces on either side of its solution.
         u = vt + y * period
         pos = np.array([np.searchsorted(b[r], u[j]) for r, j in enumerate(fj)])

@@ -12,11 +12,13 @@ Scale (this machine has 2 cores; the paper ran 100 traces x 9 loads of 1000 jobs
 ``--jobs`` jobs of ``--seeds`` traces at ``--loads`` (default: 300 jobs of one trace at five
 loads, about 15 minutes on 2 cores), and the algorithms of Table 2 less the two ``/per``
 variants without ``*`` (they behave like their ``*/per`` counterparts in the paper), plus
-``MCB8 */opt=min`` without ``minvt`` (the paper's thrashing case). ``--zero-penalty`` reruns
-the named algorithms without the penalty (a sensitivity check, not part of the protocol).
+``MCB8 */opt=min`` without ``minvt`` (the paper's thrashing case) and ``/stretch-per/opt=avg``
+(not in the paper's tables). ``--zero-penalty`` reruns the named algorithms without the penalty
+(a sensitivity check, not part of the protocol).
 
     python -m hpcgym.bench.papers.dfrs [--jobs 300] [--seeds 0] [--loads 0.1 0.3 0.5 0.7 0.9]
         [--workers 2] [--csv out.csv] [--out out.md]
+    python -m hpcgym.bench.papers.dfrs --from-csv a.csv b.csv  # tables of finished runs
     python -m hpcgym.bench.papers.dfrs --hpc2n 0 1 2 3 4 5 6 7 --jobs 100000  # HPC2N weeks
 """
 
@@ -55,6 +57,7 @@ ALGORITHMS = (
     "MCB8 */per/opt=min/minvt=600",
     "/per/opt=min/minvt=600",
     "/stretch-per/opt=max/minvt=600",
+    "/stretch-per/opt=avg/minvt=600",
 )
 ZERO_PENALTY = ("GreedyPM */per/opt=min/minvt=600", "/per/opt=min/minvt=600")
 
@@ -183,7 +186,19 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--csv", default=None)
     parser.add_argument("--out", default=None)
+    parser.add_argument(
+        "--from-csv", nargs="+", default=None, help="tables from finished runs' CSVs (no run)"
+    )
     args = parser.parse_args()
+    if args.from_csv:
+        df = pd.concat([pd.read_csv(p) for p in args.from_csv], ignore_index=True)
+        df = df.drop_duplicates(
+            subset=["seed", "load", "jobs", "algorithm", "penalty"], keep="last"
+        )
+        text = tables(df)
+        text += f"\nBounds: {sorted(set(round(b, 3) for b in df['bound']))}\n"
+        publish(text, args.out)
+        return
     keys = [(s, ld, args.jobs) for s in args.seeds for ld in args.loads]
     if args.hpc2n is not None:
         keys = [(-1, float(week), args.jobs) for week in args.hpc2n]
