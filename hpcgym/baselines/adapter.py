@@ -51,8 +51,8 @@ Counter()
 
 from __future__ import annotations
 
-import copy
 import math
+import pickle
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -274,7 +274,8 @@ class _Shadow(Simulator):
 def _shadow_of(sim: Simulator, jobs: Any = None, config: SimConfig | None = None) -> _Shadow:
     """A fresh shadow over ``sim``'s episode, or (``jobs is None and config is None``) a copy."""
     if jobs is None and config is None:
-        shadow = copy.deepcopy(sim)
+        # A pickle round trip copies an engine about twice as fast as ``copy.deepcopy``.
+        shadow = pickle.loads(pickle.dumps(sim, protocol=pickle.HIGHEST_PROTOCOL))
         shadow.__class__ = _Shadow
     else:
         shadow = _Shadow(sim.platform, jobs, config)

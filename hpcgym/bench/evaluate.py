@@ -99,7 +99,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--policy",
         action="append",
-        help="advance, random, a baseline name or a saved agent path (repeatable; "
+        help="advance, random, a baseline name (name@env: through the env adapter) or a saved "
+        "agent path (repeatable; "
         "default: fcfs, easy, random)",
     )
     p.add_argument("--episodes", type=int, default=3, help="number of episodes")
