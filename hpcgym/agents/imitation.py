@@ -8,8 +8,10 @@ Experts are of two kinds:
   entries. The demonstrations are recorded in the env the agent trains in (its arguments are not
   changed), so the adapter runs leniently: a command the menu cannot express (a backfill outside
   the queue window, an MEBF shrink by 40%, a setting such as MEBF's "no walltime kills" that the
-  env does not have) is skipped, counted in ``Demonstrations.inexpressible``, and the adapter goes
-  on from the env's state;
+  env does not have) is counted in ``Demonstrations.inexpressible``; a start or resize at a size
+  no level targets is demonstrated by the legal level of the same entry closest to that size
+  (``Demonstrations.approximated``), any other such command is skipped, and the adapter goes on
+  from the env's state;
 * **menu policies** written over the mask: ``fcfs`` (start queue slot 0 at its first start level
   when legal, else advance; with ``queue_order="fcfs"`` this is FCFS) and ``first-fit`` (start
   the first queue slot whose first start level is legal, else advance: backfilling without a
@@ -77,12 +79,15 @@ class Demonstrations:
 
     ``inexpressible``: for a baseline expert, the commands the menu could not express, by
     reason (``hpcgym.baselines.adapter``); empty for menu policies and faithful baselines.
+    ``approximated``: how many of them (starts and resizes at a size no level targets) were
+    demonstrated by the legal level closest to the expert's size rather than skipped.
     """
 
     obs: dict[str, np.ndarray]
     masks: np.ndarray
     actions: np.ndarray
     inexpressible: dict[str, int] = field(default_factory=dict)
+    approximated: int = 0
 
 
 def demonstrate(
@@ -98,7 +103,7 @@ def demonstrate(
 
         if expert not in names():
             raise SpecError(f"unknown expert {expert!r}; choose from {', '.join(expert_names())}")
-        adapter = BaselinePolicy(expert, strict=False)
+        adapter = BaselinePolicy(expert, strict=False, approximate=True)
         adapter.bind(env)
     obs_rows: list[dict[str, np.ndarray]] = []
     masks, actions = [], []
@@ -121,7 +126,9 @@ def demonstrate(
         raise SpecError(f"{expert} made no choice in {len(seeds)} episode(s) of {env_id}")
     stacked = {k: np.stack([o[k] for o in obs_rows]) for k in obs_rows[0]}
     missed = dict(adapter.stats.inexpressible) if adapter is not None else {}
-    return Demonstrations(stacked, np.stack(masks), np.asarray(actions, dtype=np.int64), missed)
+    near = adapter.stats.approximated if adapter is not None else 0
+    actions_a = np.asarray(actions, dtype=np.int64)
+    return Demonstrations(stacked, np.stack(masks), actions_a, missed, near)
 
 
 def clone(

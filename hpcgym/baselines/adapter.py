@@ -25,8 +25,9 @@ acts at a decision point the env skipped because only *advance* was legal there
 (``skip_trivial``), and when the scheduler's :meth:`~BaseScheduler.setting` asks for another
 world than the env's (DFRS's penalised jobs and period). With ``strict=True`` (default) the
 adapter raises :class:`NotExpressible` naming the command and the reason. With ``strict=False``
-it counts the reason in ``stats.inexpressible``, drops the command (or takes nothing for it),
-and re-synchronises the shadow with a copy of the env's engine at the next decision point, so
+it counts the reason in ``stats.inexpressible``, drops the command (or, with
+``approximate=True``, takes the legal level closest to its size for a start or resize), and
+re-synchronises the shadow with a copy of the env's engine at the next decision point, so
 the episode goes on as "the baseline's decisions, minus what the menu cannot do".
 
 **Wake-ups.** ``Simulator.wake_at`` (evolving-application list scheduling) asks for a decision
@@ -81,6 +82,8 @@ class NotExpressible(HpcGymError, RuntimeError):
     def __init__(self, reason: str, command: Command | None = None, detail: str = "") -> None:
         self.reason = reason
         self.command = command
+        self.nearest: int | None = None
+        """A legal entry of the same block and slot at the closest size, when there is one."""
         what = f"{command}: " if command is not None else ""
         super().__init__(f"{what}{reason}{'; ' + detail if detail else ''}")
 
@@ -125,6 +128,8 @@ class AdapterStats:
     """``wake_at`` requests forwarded to the env's engine."""
     resyncs: int = 0
     """Times the shadow was replaced by a copy of the env's engine (``strict=False`` only)."""
+    approximated: int = 0
+    """Inexpressible starts and resizes replaced by the closest level (``approximate=True``)."""
     inexpressible: Counter[str] = field(default_factory=Counter)
     """Commands (or episodes, for ``setting``) without a menu entry, by reason."""
 
@@ -303,6 +308,10 @@ class BaselinePolicy:
         strict: Raise :class:`NotExpressible` (default) or count and go on.
         wakeups: Forward ``wake_at`` to the env's engine (else it is not expressible).
         check: Verify at every decision point that the env's engine equals the shadow.
+        approximate: With ``strict=False``, replace a start or resize whose size no level
+            targets by the legal level of the same entry with the closest target (counted in
+            ``stats.approximated`` as well as ``stats.inexpressible``) instead of skipping it:
+            closer to the scheduler's intent, for imitation.
     """
 
     def __init__(
@@ -312,11 +321,13 @@ class BaselinePolicy:
         strict: bool = True,
         wakeups: bool = True,
         check: bool = True,
+        approximate: bool = False,
     ) -> None:
         self.scheduler = make(scheduler) if isinstance(scheduler, str) else scheduler
         self.strict = strict
         self.wakeups = wakeups
         self.check = check
+        self.approximate = approximate
         self.stats = AdapterStats()
         _, cfg = self.scheduler.setting([], SimConfig())
         self.env_overrides: dict[str, Any] = {}
@@ -481,11 +492,15 @@ class BaselinePolicy:
                 raise NotExpressible(NOT_LEGAL, cmd, f"entry {env.action_labels()[index]}")
         except NotExpressible as err:
             self._fail(err)
+            if self.approximate and err.nearest is not None:
+                self.stats.approximated += 1
+                return err.nearest
             return None
         return index
 
     @staticmethod
     def _find(cmd: Command, env: Any) -> int:
+        """The entry performing ``cmd`` (legal or not), else raise ``NotExpressible``."""
         if cmd.issue is not None:
             raise NotExpressible(cmd.issue, cmd)
         # The decision the env's mask was computed from (``ClusterEnv._decision``).
@@ -511,7 +526,12 @@ class BaselinePolicy:
                 if int(targets[level]) == cmd.size:
                     return int(off + slot * levels + level)
             have = {str(names[k]): int(targets[k]) for k in range(levels)}
-            raise NotExpressible(f"{NO_LEVEL} ({block})", cmd, f"targets {have}")
+            err = NotExpressible(f"{NO_LEVEL} ({block})", cmd, f"targets {have}")
+            legal = [k for k in range(levels) if int(targets[k]) > 0]
+            if legal:  # the legal level whose target is closest (ties: the larger)
+                k = min(legal, key=lambda k: (abs(int(targets[k]) - cmd.size), -int(targets[k])))
+                err.nearest = int(off + slot * levels + k)
+            raise err
 
         def flag(block: str, slot: int, flags: Any) -> int:
             if block not in blocks:

@@ -89,6 +89,7 @@ def test_mebf_demonstrations_in_the_agents_env_count_what_the_menu_cannot_do() -
     # The preset kills at walltime (MEBF's setting does not) and its levels miss MEBF's sizes.
     assert demos.inexpressible[SETTING] == 1
     assert sum(demos.inexpressible.values()) > 1
+    assert 0 < demos.approximated < sum(demos.inexpressible.values())
     assert (demos.masks[np.arange(len(demos.actions)), demos.actions] == 1).all()
     assert len(set(demos.actions.tolist())) > 2
     with pytest.raises(SpecError, match="unknown expert"):
