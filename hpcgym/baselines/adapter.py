@@ -503,8 +503,11 @@ class BaselinePolicy:
         """The entry performing ``cmd`` (legal or not), else raise ``NotExpressible``."""
         if cmd.issue is not None:
             raise NotExpressible(cmd.issue, cmd)
-        # The decision the env's mask was computed from (``ClusterEnv._decision``).
-        d = env._decision
+        # The decision the env's mask was computed from (``ClusterEnv._decision``; recomputed,
+        # identically, should the env not keep it).
+        d = getattr(env, "_decision", None)
+        if d is None:  # pragma: no cover - today's env keeps it
+            d = env.menu.decide(env.ledger, env.capacity)
         blocks = env.menu.blocks
         cfg = env.config
         row = env.ledger.row_of[cmd.job]

@@ -136,6 +136,13 @@ def test_koala_static_matches_on_the_multicluster(seed: int) -> None:
     assert_same_schedule("koala-static", "hpcgym/MultiCluster-v0", seed)
 
 
+@pytest.mark.parametrize("seed", [0, 2])
+def test_koala_fpsma_resizes_match_on_one_cluster(seed: int) -> None:
+    # On one cluster placement is not a choice; FPSMA's grow and shrink targets are levels.
+    policy = assert_same_schedule("koala-pra-fpsma", "hpcgym/Malleable-v0", seed, n_jobs=300)
+    assert policy.stats.commands > 450  # 300 starts and the resizes
+
+
 @pytest.mark.parametrize("name", ["koala-pra-egs", "koala-pwa-fpsma"])
 def test_koala_placement_policies_are_reported(name: str) -> None:
     # The menu places in the first cluster that fits; KOALA's placement policies choose.
