@@ -26,9 +26,11 @@ acts at a decision point the env skipped because only *advance* was legal there
 world than the env's (DFRS's penalised jobs and period). With ``strict=True`` (default) the
 adapter raises :class:`NotExpressible` naming the command and the reason. With ``strict=False``
 it counts the reason in ``stats.inexpressible``, drops the command (or, with
-``approximate=True``, takes the legal level closest to its size for a start or resize), and
-re-synchronises the shadow with a copy of the env's engine at the next decision point, so
-the episode goes on as "the baseline's decisions, minus what the menu cannot do".
+``approximate=True``, takes the legal level closest to its size for a start or resize, or the
+engine's placement for a command that placed its tasks itself), and re-synchronises the
+shadow with a copy of the env's engine at the next decision point, so the episode goes on as
+"the baseline's decisions, minus what the menu cannot do". A scheduler whose own state no
+longer fits such an episode (it fails, or stalls) is then reset (``stats.restarts``).
 
 **Wake-ups.** ``Simulator.wake_at`` (evolving-application list scheduling) asks for a decision
 point at a time; it is a timer, not a scheduling decision, and the menu has no entry for it. The
@@ -129,7 +131,9 @@ class AdapterStats:
     resyncs: int = 0
     """Times the shadow was replaced by a copy of the env's engine (``strict=False`` only)."""
     approximated: int = 0
-    """Inexpressible starts and resizes replaced by the closest level (``approximate=True``)."""
+    """Inexpressible commands replaced by the closest legal entry (``approximate=True``)."""
+    restarts: int = 0
+    """Times the scheduler was reset after failing on a departed episode (lenient only)."""
     inexpressible: Counter[str] = field(default_factory=Counter)
     """Commands (or episodes, for ``setting``) without a menu entry, by reason."""
 
@@ -309,9 +313,10 @@ class BaselinePolicy:
         wakeups: Forward ``wake_at`` to the env's engine (else it is not expressible).
         check: Verify at every decision point that the env's engine equals the shadow.
         approximate: With ``strict=False``, replace a start or resize whose size no level
-            targets by the legal level of the same entry with the closest target (counted in
-            ``stats.approximated`` as well as ``stats.inexpressible``) instead of skipping it:
-            closer to the scheduler's intent, for imitation.
+            targets by the legal level of the same entry with the closest target, and a command
+            that places its tasks itself by the same command with the engine's placement
+            (counted in ``stats.approximated`` as well as ``stats.inexpressible``) instead of
+            skipping it: closer to the scheduler's intent, for imitation.
     """
 
     def __init__(
@@ -343,6 +348,8 @@ class BaselinePolicy:
         self._here: Any = None
         self._plan: deque[Command | float] = deque()
         self._diverged = False
+        self._strayed = False
+        """Whether this episode departed from the scheduler's (lenient only)."""
 
     def __repr__(self) -> str:
         return f"BaselinePolicy({self.scheduler!r}, strict={self.strict})"
@@ -395,7 +402,7 @@ class BaselinePolicy:
         """A new episode: a fresh shadow over the env's jobs, in the scheduler's setting."""
         self._esim = esim
         self._plan.clear()
-        self._diverged = False
+        self._diverged = self._strayed = False
         specs = [job.spec for job in esim.jobs.values()]
         jobs, cfg = self.scheduler.setting(specs, esim.config)
         same = cfg == esim.config and list(jobs) == specs
@@ -412,7 +419,36 @@ class BaselinePolicy:
         self._decide()
 
     def _decide(self) -> None:
-        """Bring the shadow to the env's decision point and let the scheduler decide there."""
+        """Bring the shadow to the env's decision point and let the scheduler decide there.
+
+        Lenient only, once the episode has departed from the scheduler's: a scheduler whose own
+        state no longer fits the env's (it fails, or the engine stalls under it) is reset and
+        decides again on a copy of the env's engine (counted in ``stats.restarts``).
+        """
+        try:
+            self._follow()
+        except (AdapterDivergence, NotExpressible):
+            raise
+        except Exception:
+            if self.strict or not self._strayed:
+                raise
+            self.stats.restarts += 1
+            self.scheduler.reset()
+            assert self._esim is not None
+            self._shadow = _shadow_of(self._esim)
+            self._diverged = False
+            self._schedule(self._shadow)
+        esim, shadow = self._esim, self._shadow
+        assert esim is not None and shadow is not None
+        self._here = esim.happened
+        log = shadow.log
+        # Wake-ups first: they only add a timer, and the env may advance by itself after the
+        # last command of the point (``skip_trivial``).
+        self._plan = deque([x for x in log if isinstance(x, float)])
+        self._plan.extend(x for x in log if isinstance(x, Command))
+
+    def _follow(self) -> None:
+        """Advance the shadow to the env's point (or copy the env's engine) and schedule."""
         esim, shadow = self._esim, self._shadow
         assert esim is not None and shadow is not None
         if self._diverged:
@@ -444,14 +480,8 @@ class BaselinePolicy:
                     cmd = item if isinstance(item, Command) else Command("wake_at", -1, time=item)
                     self._fail(NotExpressible(SKIPPED, cmd, "only advance was legal there"))
                 if self._diverged:  # lenient: restart from the env's state
-                    self._decide()
+                    self._follow()
                     return
-        self._here = esim.happened
-        log = shadow.log
-        # Wake-ups first: they only add a timer, and the env may advance by itself after the
-        # last command of the point (``skip_trivial``).
-        self._plan = deque([x for x in log if isinstance(x, float)])
-        self._plan.extend(x for x in log if isinstance(x, Command))
 
     def _schedule(self, shadow: _Shadow) -> None:
         shadow.log.clear()
@@ -470,7 +500,7 @@ class BaselinePolicy:
         if self.strict:
             raise err
         self.stats.inexpressible[err.reason] += 1
-        self._diverged = True
+        self._diverged = self._strayed = True
 
     def _wake(self, time: float) -> None:
         esim = self._esim
@@ -492,17 +522,31 @@ class BaselinePolicy:
                 raise NotExpressible(NOT_LEGAL, cmd, f"entry {env.action_labels()[index]}")
         except NotExpressible as err:
             self._fail(err)
-            if self.approximate and err.nearest is not None:
+            if self.approximate and err.nearest is not None and mask[err.nearest]:
                 self.stats.approximated += 1
                 return err.nearest
             return None
         return index
 
+    @classmethod
+    def _find(cls, cmd: Command, env: Any) -> int:
+        """The entry performing ``cmd`` (legal or not), else raise ``NotExpressible``.
+
+        A command that places its tasks itself is not expressible; its ``nearest`` entry is the
+        same command with the engine's placement, when the menu has that.
+        """
+        if cmd.issue is None:
+            return cls._entry(cmd, env)
+        err = NotExpressible(cmd.issue, cmd)
+        try:
+            err.nearest = cls._entry(cmd, env)
+        except NotExpressible as other:
+            err.nearest = None if other.nearest is None else other.nearest
+        raise err
+
     @staticmethod
-    def _find(cmd: Command, env: Any) -> int:
-        """The entry performing ``cmd`` (legal or not), else raise ``NotExpressible``."""
-        if cmd.issue is not None:
-            raise NotExpressible(cmd.issue, cmd)
+    def _entry(cmd: Command, env: Any) -> int:
+        """:meth:`_find` for a command whose placement is the engine's."""
         # The decision the env's mask was computed from (``ClusterEnv._decision``; recomputed,
         # identically, should the env not keep it).
         d = getattr(env, "_decision", None)

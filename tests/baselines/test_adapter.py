@@ -17,6 +17,7 @@ import hpcgym  # noqa: F401
 from hpcgym.baselines import make, names
 from hpcgym.baselines.adapter import (
     NO_LEVEL,
+    NOT_IN_MENU,
     OUTSIDE_WINDOW,
     PLACEMENT,
     SETTING,
@@ -165,3 +166,17 @@ def test_dfrs_and_co_scheduling_sd_policy_are_reported() -> None:
     with pytest.raises(NotExpressible, match=r"set_shares|placement"):
         _through_env("sd-policy", "hpcgym/Malleable-v0", 0, n_jobs=300, queue_slots=300)
     assert_same_schedule("sd-policy-static", "hpcgym/Malleable-v0", 0, n_jobs=300, queue_slots=300)
+
+
+def test_lenient_runs_finish_and_count_every_departure() -> None:
+    # SD-Policy's mates never co-run in the env: its own bookkeeping stops fitting the episode,
+    # so the adapter resets it when it fails, and goes on.
+    policy, env = _through_env("sd-policy", "hpcgym/Malleable-v0", 1, strict=False, n_jobs=100)
+    assert env.sim.done
+    assert policy.stats.inexpressible[f"{NOT_IN_MENU} (set_shares)"] > 0
+    # KOALA's cluster choices become the menu's first-fit starts with approximate=True.
+    policy = as_env_policy("koala-pra-egs", strict=False, approximate=True)
+    env = gym.make("hpcgym/MultiCluster-v0", **policy.env_overrides)
+    rollout(policy, env, seed=1)
+    assert env.unwrapped.sim.done  # type: ignore[attr-defined]
+    assert policy.stats.approximated == sum(policy.stats.inexpressible.values()) > 0
