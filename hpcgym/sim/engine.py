@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import operator
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -75,6 +76,9 @@ def _cpu_work(spec: JobSpec) -> float:
     return spec.work * spec.nodes * spec.cpu_need
 
 
+_submit_of = operator.attrgetter("submit")
+
+
 class EngineCore:
     """State, event loop and internal transitions; commands live in ``Simulator``."""
 
@@ -84,14 +88,27 @@ class EngineCore:
         self.platform = platform
         self.config = config or SimConfig()
         self._largest = platform.largest_cluster
-        specs = sorted(jobs, key=lambda s: s.submit)
-        self._jobs: dict[int, Job] = {}
-        for s in specs:
-            if s.id in self._jobs:
-                raise SpecError(f"job id {s.id} appears twice; job ids must be unique")
-            job = self._jobs[s.id] = Job(s)
-            job._fits = self._can_ever_fit(s)
-        self._order = list(self._jobs.values())
+        specs = sorted(jobs, key=_submit_of)
+        self._order = order = [Job(s) for s in specs]
+        self._jobs: dict[int, Job] = {s.id: job for s, job in zip(specs, order, strict=True)}
+        if len(self._jobs) < len(specs):
+            seen: set[int] = set()
+            for s in specs:
+                if s.id in seen:
+                    raise SpecError(f"job id {s.id} appears twice; job ids must be unique")
+                seen.add(s.id)
+        largest = self._largest
+        for job in order:
+            s = job.spec
+            # The usual job (whole nodes, any size) needs no call to know it can fit.
+            if (
+                s.min_nodes > largest
+                or s.cpu_need != 1.0
+                or s.mem > 1.0
+                or s.kind is _K_EVOLVING
+                or s.size_rule is not _ANY
+            ):
+                job._fits = self._can_ever_fit(s)
         self._sub_times = [s.submit for s in specs]
         self._next_sub = 0
         self._head = 0
@@ -124,7 +141,10 @@ class EngineCore:
         self.demand_area = 0.0
         """Integral of ``min(capacity, demand)``, demand being the CPU needs of the submitted,
         unfinished jobs (DFRS), in CPU-seconds."""
-        self.total_demand_work = sum(_cpu_work(s) for s in specs)
+        self.total_demand_work = sum(
+            s.work * s.nodes * s.cpu_need if s.kind is not _K_EVOLVING else _cpu_work(s)
+            for s in specs
+        )
         """CPU-seconds the workload needs at requested sizes (DFRS's normalization)."""
         if self.config.tick is not None and specs:
             self._push(specs[0].submit + self.config.tick, _TICK, None, 0)
@@ -487,7 +507,13 @@ class EngineCore:
     def _end(self, job: Job, state: JobState) -> None:
         """End ``job`` (settled by the caller) as ``state`` and release what it holds."""
         if job._cpu_sum:
-            self.pool.remove(job._cluster, job._nodes, job._cpu, job.spec.mem, job._mode)
+            if job._mode == WHOLE and not job.spec.mem:
+                # ``NodePool.remove`` of whole-node tasks, inlined.
+                pool = self.pool
+                pool.cpu_used[job._nodes] = 0.0
+                pool.free[job._cluster] += job._nodes.size
+            else:
+                self.pool.remove(job._cluster, job._nodes, job._cpu, job.spec.mem, job._mode)
             self._alloc_total -= job._cpu_sum
             job._nodes, job._cpu, job._cpu_sum, job._cluster = _EMPTY_INT, _EMPTY_FLOAT, 0.0, -1
         old = job._state

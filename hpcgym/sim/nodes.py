@@ -220,6 +220,18 @@ def uniform_shares(size: int, share: float) -> np.ndarray:
     return arr
 
 
+WHOLE_ROWS: dict[int, np.ndarray] = {}
+"""``uniform_shares(size, 1.0)`` by size, for the start fast path's plain ``dict.get``."""
+
+
+def whole_row(size: int) -> np.ndarray:
+    """``size`` shares of 1.0 (a read-only array shared between callers), cached by size."""
+    arr = WHOLE_ROWS.get(size)
+    if arr is None:
+        arr = WHOLE_ROWS[size] = uniform_shares(size, 1.0)
+    return arr
+
+
 def uniform_share(cpu: np.ndarray) -> float:
     """The common share of ``cpu`` if all are equal, else -1."""
     first = float(cpu[0])

@@ -22,9 +22,11 @@ from hpcgym.sim.nodes import (
     MIN_SHARE,
     UNIQUE,
     WHOLE,
+    WHOLE_ROWS,
     placement_mode,
     uniform_share,
     uniform_shares,
+    whole_row,
 )
 from hpcgym.sim.spec import JobKind
 
@@ -108,25 +110,41 @@ class Simulator(EngineCore):
             # The common case, kept short: whole idle nodes, lowest ids first. Same effect as
             # the general path below (``_hold`` then ``_set_rate``), without its generality.
             pool = self.pool
+            free = pool.free
             if cluster is None:
-                cluster = 0 if pool.free[0] >= size else self._cluster_with_idle(job, size)
-            elif not 0 <= cluster < len(pool.free):
+                cluster = 0 if free[0] >= size else self._cluster_with_idle(job, size)
+            elif not 0 <= cluster < len(free):
                 raise CommandError(f"job {job_id}: no cluster {cluster}")
-            try:
-                job._nodes = pool.take_idle(cluster, size, spec.mem)
-            except CapacityError as e:
-                raise CapacityError(f"job {job_id}: {e}") from None
-            job._cpu = uniform_shares(size, 1.0)
-            job._cluster, job._mode, job._share, job._cpu_sum = cluster, WHOLE, 1.0, float(size)
+            if pool.single and free[0] >= size and not spec.mem:
+                # ``NodePool.take_idle`` inlined for the most common platform.
+                used = pool.cpu_used
+                picked = (used == 0.0).nonzero()[0][:size]
+                used[picked] = 1.0
+                free[0] -= size
+            else:
+                try:
+                    picked = pool.take_idle(cluster, size, spec.mem)
+                except CapacityError as e:
+                    raise CapacityError(f"job {job_id}: {e}") from None
+            job._nodes = picked
+            ones = WHOLE_ROWS.get(size)
+            job._cpu = ones if ones is not None else whole_row(size)
+            fsize = float(size)
+            job._cluster = cluster
+            job._mode = WHOLE
+            job._share = 1.0
+            job._cpu_sum = job._useful = fsize
             job.max_size = size
             job._state = _RUNNING
             job._yield = 1.0
-            rate = job._rate = 1.0 if size == spec.nodes or job._evolving else spec.rate(size)
-            job._useful = float(size)
-            self._alloc_total += size
-            self._useful_total += size
-            if size > spec.nodes:
-                self._update_demand(job)
+            if size == spec.nodes:
+                rate = job._rate = 1.0
+            else:
+                rate = job._rate = 1.0 if job._evolving else spec.rate(size)
+                if size > spec.nodes:
+                    self._update_demand(job)
+            self._alloc_total += fsize
+            self._useful_total += fsize
         else:
             self._hold(job, *self._resolve(job, size, nodes, cpu, cluster))
             job._state = _RUNNING
