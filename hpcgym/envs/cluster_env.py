@@ -226,7 +226,7 @@ class ClusterEnv(gym.Env[Any, np.int64]):
                 self.cmd.advance()
         while True:
             d = self.menu.decide(self.ledger, self.capacity)
-            if sim.done or not self.config.skip_trivial or d.mask[1:].any():
+            if d.choice or sim.done or not self.config.skip_trivial:
                 break
             self.cmd.advance()
         self._decision: Decision = d

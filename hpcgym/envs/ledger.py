@@ -33,6 +33,7 @@ _RECONFIGURING = JobState.RECONFIGURING
 SIZE, YIELD, RATE, T_START, ETA_END, EFFICIENCY, RECONFIGS, REQUEST, BUSY = range(9)
 NEVER = 1e30
 """``ETA_END`` of a job that makes no progress."""
+_NO_DYN = (0.0, 0.0, 0.0, 0.0, NEVER, 0.0, 0.0, 0.0, 0.0)
 
 
 class JobLedger:
@@ -42,10 +43,11 @@ class JobLedger:
         jobs: The engine's ``Job`` of each row.
         table: Static columns (also reachable as attributes: ``ledger.req``, ...).
         queued, holding, suspended: Rows in each phase, ascending (submission order).
-        dyn: ``(rows, 9)`` cache of size, yield, rate, first start, estimated end (``ETA_END``:
-            when the walltime estimate runs out at the current rate, ``NEVER`` when not
-            progressing), efficiency at the current size, reconfigurations, pending request and
-            reconfiguring flag.
+        dyn_rows: Per row, the cached tuple of size, yield, rate, first start, estimated end
+            (``ETA_END``: when the walltime estimate runs out at the current rate, ``NEVER``
+            when not progressing), efficiency at the current size, reconfigurations, pending
+            request and reconfiguring flag (columns ``SIZE`` ... ``BUSY``); ``dyn`` is the same
+            as a ``(rows, 9)`` array.
         on_touch: Called with the row and its new ``dyn`` values after every refresh
             (observation caches).
             ``dyn`` is refreshed lazily: call ``fresh(rows)`` before reading it.
@@ -75,7 +77,7 @@ class JobLedger:
         self.queued: list[int] = []
         self.holding: list[int] = []
         self.suspended: list[int] = []
-        self.dyn = np.zeros((n, 9))
+        self.dyn_rows: list[tuple[float, ...]] = [_NO_DYN] * n
         self.on_touch: Callable[[int, tuple[float, ...]], None] | None = None
         self._dirty: set[int] = set()
         # Progress made before each step of the evolving jobs (others need none).
@@ -93,6 +95,11 @@ class JobLedger:
         self.reconfigurations = 0
         self.submitted = 0
         self.ended = 0
+
+    @property
+    def dyn(self) -> np.ndarray:
+        """The dynamic cache as a new ``(rows, 9)`` array (call ``fresh`` first)."""
+        return np.array(self.dyn_rows, dtype=float).reshape(self.n, 9)
 
     @property
     def queued_count(self) -> int:
@@ -185,7 +192,8 @@ class JobLedger:
         job = self.jobs[r]
         sim = self.sim
         spec = job.spec
-        n = job.size if job.state is not _SUSPENDED else job.suspended_size
+        state = job.state
+        n = job.size if state is not _SUSPENDED else job.suspended_size
         left = sim.remaining_work(job)
         base = self.step_base.get(r)
         done = spec.work - left if base is None else base[job.step + 1] - left
@@ -193,19 +201,18 @@ class JobLedger:
         now = sim.now
         eta = now + max(self._estimate[r] - done, 0.0) / rate if rate > 0 else NEVER
         self.eta_end[r] = eta
-        # One row write: element-wise writes into numpy cost more than building the tuple.
         values = (
             n,
             job.yield_,
             rate,
             self.t_start[r],
             eta,
-            min(1.0, spec.rate(n) * spec.nodes / n) if n else 0.0,
+            1.0 if n == spec.nodes else min(1.0, spec.rate(n) * spec.nodes / n) if n else 0.0,
             job.reconfigurations,
             job.request,
-            1.0 if job.state is _RECONFIGURING else 0.0,
+            1.0 if state is _RECONFIGURING else 0.0,
         )
-        self.dyn[r] = values
+        self.dyn_rows[r] = values
         if self.on_touch is not None:
             self.on_touch(r, values)
 

@@ -19,6 +19,7 @@ and the command an action issues are both read from that one :class:`Decision`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,14 +36,34 @@ _NONE2 = np.zeros((0, 0), dtype=np.int64)
 _NONE_B = np.zeros(0, dtype=bool)
 
 
+class _ReqStarts:
+    """``start`` targets of the fast path: ``[slot][0]`` is the requested size where it fits."""
+
+    __slots__ = ("flags", "reqs")
+
+    def __init__(self, reqs: list[int], flags: list[bool]) -> None:
+        self.reqs = reqs
+        self.flags = flags
+
+    def __len__(self) -> int:
+        return len(self.reqs)
+
+    def __getitem__(self, slot: int) -> list[int]:
+        return [self.reqs[slot] if self.flags[slot] else 0]
+
+    def __iter__(self) -> Iterator[list[int]]:
+        return (self[i] for i in range(len(self.reqs)))
+
+
 @dataclass(slots=True)
 class Decision:
     """Windows and the target of every menu entry at one decision point.
 
     ``start``, ``cosched``, ``shrink``, ``expand``: target sizes (0: entry not legal), indexed
     ``[slot][level]`` (``start`` is a list of lists on the fast path). ``grant``, ``suspend``,
-    ``resume``: legality flags. ``fits``: whether each queue slot's first start level is legal.
-    Windows list ledger rows.
+    ``resume``: legality flags. ``fits``: whether each queue slot's first start level is legal
+    (a bool array). ``choice``: whether any entry besides advance is legal. Windows list ledger
+    rows.
     """
 
     queue_rows: list[int]
@@ -58,6 +79,7 @@ class Decision:
     mask: np.ndarray
     holding: int
     fits: Any
+    choice: bool
 
 
 class ActionMenu:
@@ -87,10 +109,15 @@ class ActionMenu:
         self._template = np.zeros(self.n, dtype=np.int8)
         self._template[0] = 1
         self._start_offset = self.blocks["start"][0]
+        self._after_start = self._start_offset + q * len(cfg.start_levels)
+        """First index past the start block."""
         self._running_blocks = any(b in self.blocks for b in ("shrink", "expand", "grant"))
         self._fast = (
             cfg.start_levels == ("req",) and cfg.queue_order == "fcfs" and not cfg.coschedule_levels
         )
+        self._starts_only = self._fast and not self._running_blocks and not cfg.suspend
+        """The menu is advance and "start at the requested size" only."""
+        self._q = q
         self._decode = [
             (name, i // levels, i % levels)
             for name, (off, slots, levels) in self.blocks.items()
@@ -123,9 +150,9 @@ class ActionMenu:
     # ------------------------------------------------------------------ state -> targets
     def has_choice(self, ledger: JobLedger, cap: Capacity) -> bool | None:
         """Whether any entry besides advance is legal; ``None`` when only ``decide`` can tell."""
-        if not (self._fast and ledger.simple) or self._running_blocks or self.cfg.suspend:
+        if not (self._starts_only and ledger.simple):
             return None
-        window = ledger.queued[: self.cfg.queue_slots]
+        window = ledger.queued[: self._q]
         return bool(window) and min(map(ledger.req_list.__getitem__, window)) <= cap.max_idle()
 
     def decide(self, ledger: JobLedger, cap: Capacity) -> Decision:
@@ -137,21 +164,46 @@ class ActionMenu:
         if self._fast and ledger.simple:
             # Whole-node tasks, one start level ("req"), submission order: plain Python on
             # the window is cheaper than numpy calls at these sizes.
-            qlist = queued[: cfg.queue_slots]
+            qlist = queued[: self._q]
             room = cap.max_idle()
             reqs = list(map(ledger.req_list.__getitem__, qlist))
-            start: Any = [[x if x <= room else 0] for x in reqs]
-            fits: Any = [x <= room for x in reqs]
-            if qlist:
-                mask[off : off + len(fits)] = fits
+            flags = [x <= room for x in reqs]
+            start: Any = _ReqStarts(reqs, flags)
+            # bytes() of a bool list and a buffer view: no per-element numpy conversion.
+            fits: Any = np.frombuffer(bytes(flags), dtype=np.bool_)
+            any_start = True in flags
+            if any_start:
+                mask[off : off + len(flags)] = fits
+            if self._starts_only:
+                return Decision(
+                    qlist,
+                    ledger.holding[: cfg.running_slots],
+                    [],
+                    start,
+                    _NONE2,
+                    _NONE2,
+                    _NONE2,
+                    _NONE_B,
+                    _NONE_B,
+                    _NONE_B,
+                    mask,
+                    len(ledger.holding),
+                    fits,
+                    any_start,
+                )
         else:
             qrows = self._order(ledger, cap, queued)
             qlist = qrows.tolist()
             levels = cfg.start_levels
             start = np.stack([self._start_sizes(ledger, cap, qrows, lvl) for lvl in levels], 1)
             fits = start[:, 0] > 0
-            mask[off : off + start.size] = start.ravel() > 0
-        return self._rest(ledger, cap, qlist, start, fits, mask)
+            legal = start.ravel() > 0
+            mask[off : off + start.size] = legal
+            any_start = bool(legal.any())
+        d = self._rest(ledger, cap, qlist, start, fits, mask)
+        after = self._after_start
+        d.choice = any_start or (after < self.n and bool(mask[after:].any()))
+        return d
 
     def _order(self, ledger: JobLedger, cap: Capacity, queued: list[int]) -> np.ndarray:
         cfg = self.cfg
@@ -202,7 +254,8 @@ class ActionMenu:
             if slist:
                 ledger.fresh(slist)
                 srows = np.array(slist, dtype=np.int64)
-                saved = ledger.dyn[srows, SIZE]
+                dyn = ledger.dyn_rows
+                saved = np.array([dyn[r][SIZE] for r in slist])
                 room = cap.best_room(ledger.cpu_need[srows], ledger.mem[srows], ledger.simple)
                 resume = saved <= room
                 self._put(mask, "resume", resume)
@@ -220,6 +273,7 @@ class ActionMenu:
             mask,
             len(holding),
             fits,
+            False,
         )
 
     def _put(self, mask: np.ndarray, block: str, flags: np.ndarray) -> None:

@@ -130,10 +130,11 @@ class DictObservation:
         out = self.run_feat.take(rows + self._pad_r[: slots - k], axis=0)
         if k:
             t_start, eta_end = self.ledger.t_start, self.ledger.eta_end
-            el = [now - t_start[r] for r in rows]
-            out[:k, 5] = [x / (x + HOUR) for x in el]
-            eta = [eta_end[r] - now for r in rows]
-            out[:k, 6] = [x / (x + HOUR) if x > 0 else 0.0 for x in eta]
+            # Elapsed and remaining time, written as one (2, k) block.
+            out[:k, 5:7].T[...] = (
+                [(x := now - t_start[r]) / (x + HOUR) for r in rows],
+                [y / (y + HOUR) if (y := eta_end[r] - now) > 0 else 0.0 for r in rows],
+            )
         return out
 
     def encode(self, d: Decision, now: float, free: list[int], next_submit: float) -> Any:
