@@ -420,20 +420,42 @@ class EngineCore:
         return y, (y if job._evolving else spec.rate(n) * y)
 
     def _plan(self, job: Job) -> None:
-        """Invalidate the job's pending events; schedule its next phase or reconfiguration end."""
+        """Invalidate the job's pending events; schedule its next phase or reconfiguration end.
+
+        A deferred walltime kill (see ``_arm_walltime``) is queued as soon as the new plan no
+        longer completes the job by its deadline.
+        """
         v = job._version = job._version + 1
+        t = math.inf
         if job._state is _RECONFIGURING:
             heapq.heappush(self._heap, (job._busy_until, _RECONF_END, next(self._seq), job, v))
         elif job._rate > 0:
             t = self._now + job._remaining / job._rate
             heapq.heappush(self._heap, (t, _PHASE_END, next(self._seq), job, v))
+        deadline = job._deadline
+        if deadline != math.inf and (t > deadline or job._evolving):
+            job._deadline = math.inf
+            self._push(deadline, _WALLTIME, job, job._wt_version)
 
-    def _arm_walltime(self, job: Job) -> None:
+    def _arm_walltime(self, job: Job, end: float | None = None) -> None:
+        """(Re)start the walltime clock of a job that holds resources now.
+
+        The kill is due when the held time reaches the walltime. When the job is planned to
+        complete by then (``end``: its planned completion, for a job whose next phase end is its
+        completion), the kill is not queued but kept as ``job._deadline``: ``_plan`` queues it
+        if a later change moves the completion past it. Completions at the deadline come first
+        either way (``PHASE_END`` sorts before ``WALLTIME``), so this only saves heap work.
+        """
         job._wt_version += 1
+        job._deadline = math.inf
         wt = job._walltime
         if wt is not None and self.config.kill_on_walltime:
             left = wt - job._held
-            self._push(self._now + (left if left > 0 else 0.0), _WALLTIME, job, job._wt_version)
+            deadline = self._now + (left if left > 0 else 0.0)
+            if end is not None and end <= deadline:
+                job._deadline = deadline
+            else:
+                self._push(deadline, _WALLTIME, job, job._wt_version)
 
     def _hold(
         self, job: Job, nodes: np.ndarray, cpu: np.ndarray, cluster: int, mode: int, share: float

@@ -62,6 +62,7 @@ class Job:
         "_cluster",
         "_cpu",
         "_cpu_sum",
+        "_deadline",
         "_demand",
         "_end",
         "_evolving",
@@ -114,6 +115,7 @@ class Job:
         self._version = 0
         self._wt_version = 0
         self._walltime = spec.walltime
+        self._deadline = math.inf
         self._start = math.nan
         self._end = math.nan
         self._request = 0

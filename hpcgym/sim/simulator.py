@@ -154,9 +154,10 @@ class Simulator(EngineCore):
         self._running[job_id] = job
         job._start = job._t_last = now
         v = job._version = job._version + 1
-        heappush(self._heap, (now + job._remaining / rate, _PHASE_END, next(self._seq), job, v))
+        end = now + job._remaining / rate
+        heappush(self._heap, (end, _PHASE_END, next(self._seq), job, v))
         if job._walltime is not None:
-            self._arm_walltime(job)
+            self._arm_walltime(job, None if job._evolving else end)
         self._commands += 1
 
     def _refuse_start(self, job_id: int) -> None:
@@ -249,6 +250,7 @@ class Simulator(EngineCore):
         job._busy_until = math.nan
         job._preemptions += 1
         job._wt_version += 1
+        job._deadline = math.inf
         self._set_rate(job)
         self._plan(job)
         self._commands += 1
