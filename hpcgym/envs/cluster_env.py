@@ -176,6 +176,15 @@ class ClusterEnv(gym.Env[Any, np.int64]):
             info["objectives"] = self.rewarder.objectives(summary)
         return self._observe(), reward - penalty, terminated, truncated, info
 
+    @property
+    def episode(self) -> Episode | None:
+        """The current episode (``None`` before the first reset).
+
+        Its jobs, their static table, the platform, the workload seed and the window's start.
+        Read only: the record is frozen, the jobs immutable and the table's arrays not writeable.
+        """
+        return self._episode
+
     def action_masks(self) -> np.ndarray:
         """Legal entries of the menu (int8, the same array as ``info["action_mask"]``)."""
         return self._decision.mask

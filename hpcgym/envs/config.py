@@ -31,6 +31,9 @@ class EnvConfig:
             in ``[0, n_seeds)`` (a new generated case) and keeps its first ``n_jobs`` jobs.
         n_jobs: Jobs per episode (``None``: all of the workload).
         n_seeds: Number of distinct set seeds in ``"seeded"`` mode.
+        window_starts: In ``"window"`` mode, the job indices an episode's window may start at
+            (drawn uniformly from this list; ``None``: any start). Use disjoint lists for
+            training and evaluation windows. A ``start`` reset option overrides it.
         platform: Nodes per cluster; ``None`` takes the workload's platform.
         cores: Cores per node (informative) when ``platform`` is given.
         queue_slots: Queued jobs visible and actionable (the queue window).
@@ -60,6 +63,7 @@ class EnvConfig:
     episode: str = "window"
     n_jobs: int | None = 256
     n_seeds: int = 1000
+    window_starts: tuple[int, ...] | None = None
     platform: tuple[int, ...] | None = None
     cores: int = 1
     queue_slots: int = 32
@@ -81,7 +85,7 @@ class EnvConfig:
     kill_on_walltime: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("platform", "start_levels", "coschedule_levels"):
+        for name in ("platform", "start_levels", "coschedule_levels", "window_starts"):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, tuple(value))
@@ -106,6 +110,15 @@ class EnvConfig:
             raise SpecError("suspend=True needs suspended_slots >= 1")
         if not self.suspend and self.suspended_slots:
             raise SpecError("suspended_slots > 0 needs suspend=True")
+        if self.window_starts is not None:
+            if self.episode != "window":
+                raise SpecError('window_starts needs episode="window"')
+            if not self.window_starts or any(int(x) != x or x < 0 for x in self.window_starts):
+                raise SpecError(
+                    f"window_starts must be a non-empty list of indices >= 0, "
+                    f"got {self.window_starts}"
+                )
+            object.__setattr__(self, "window_starts", tuple(int(x) for x in self.window_starts))
         if self.n_jobs is not None and self.n_jobs < 1:
             raise SpecError(f"n_jobs must be >= 1 or None, got {self.n_jobs}")
         if self.max_steps is not None and self.max_steps < 1:

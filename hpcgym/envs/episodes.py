@@ -61,7 +61,8 @@ def choose_episode(
     """Pick the episode's jobs.
 
     ``options`` may fix ``"start"`` (first job index of the window), ``"workload_seed"`` and
-    ``"n_jobs"``; what is not fixed is drawn from ``rng``.
+    ``"n_jobs"``; what is not fixed is drawn from ``rng`` (a window's start among
+    ``cfg.window_starts`` when given).
     """
     opts = dict(options or {})
     unknown = sorted(set(opts) - {"start", "workload_seed", "n_jobs"})
@@ -81,6 +82,14 @@ def choose_episode(
         start = int(opts["start"])
         if not 0 <= start <= total - n:
             raise SpecError(f"reset option start must be in [0, {total - n}], got {start}")
+    elif cfg.episode == "window" and cfg.window_starts is not None:
+        starts = cfg.window_starts
+        bad = [s for s in starts if s > total - n]
+        if bad:
+            raise SpecError(
+                f"window_starts {bad} leave fewer than {n} jobs (starts must be <= {total - n})"
+            )
+        start = starts[int(rng.integers(0, len(starts)))]
     elif cfg.episode == "window":
         start = int(rng.integers(0, total - n + 1))
     else:

@@ -14,9 +14,14 @@ sum to minus the potential at that point.
 | ``utilization`` | ``normalized_underutilization`` | engine's underutilization so far / work |
 | ``makespan`` | ``makespan`` / lower bound | (now - first submission) / lower bound |
 | ``reconfiguration`` | reconfigurations, preemptions, migrations / jobs | the same so far |
+| ``killed`` | work lost to walltime kills / total work | the same so far |
 
 The makespan lower bound is the larger of the submission span and the node-seconds of work
-over the platform's nodes.
+over the platform's nodes. Work lost to a walltime kill is the progress the killed job had made
+(in seconds at its requested size, settled by the engine at the kill) times its requested tasks
+and CPU need; the total work is the same product over the episode's jobs. The engine's summary
+counts kills but not their work, so the env's ledger keeps this sum (``killed_work``), adding it
+at each kill: the reward is ``-lost / total`` at the step where a kill happens, 0 otherwise.
 """
 
 from __future__ import annotations
@@ -117,8 +122,26 @@ class Reconfiguration(RewardTerm):
         return total / self.n
 
 
+class Killed(RewardTerm):
+    """CPU-seconds of progress lost to walltime kills over the episode's CPU-seconds of work."""
+
+    name = "killed"
+
+    def reset(self, ledger: JobLedger, sim: EngineCore) -> None:  # noqa: D102
+        super().reset(ledger, sim)
+        area = float((ledger.work * ledger.req * ledger.cpu_need).sum())
+        self.scale = area if area > 0 else 1.0
+
+    def potential(self, now: float) -> float:  # noqa: D102
+        return self.ledger.killed_work / self.scale
+
+    def objective(self, summary: Mapping[str, float]) -> float:  # noqa: D102
+        # Not in the engine's summary (it counts kills only): the ledger's exact sum.
+        return self.ledger.killed_work / self.scale
+
+
 REWARDS: dict[str, type[RewardTerm]] = {
-    t.name: t for t in (BoundedSlowdown, Wait, Utilization, Makespan, Reconfiguration)
+    t.name: t for t in (BoundedSlowdown, Wait, Utilization, Makespan, Reconfiguration, Killed)
 }
 """Reward terms by name; add your own subclass here to make it selectable."""
 

@@ -58,7 +58,9 @@ class JobTable:
         n = len(specs)
 
         def col(values: Sequence[float], dtype: type = np.float64) -> np.ndarray:
-            return np.array(values, dtype=dtype).reshape(n)
+            out = np.array(values, dtype=dtype).reshape(n)
+            out.flags.writeable = False  # shared by every episode of the workload
+            return out
 
         return cls(
             submit=col([s.submit for s in specs]),

@@ -103,12 +103,23 @@ def _multi() -> tuple[list[JobSpec], Platform]:
     return jobs, Platform.multi([4, 2])
 
 
+def _kills() -> tuple[list[JobSpec], Platform]:
+    # Jobs 1 and 3 outlive their walltimes: killed after 40 s on 2 nodes and 10 s on 1 node.
+    jobs = [
+        JobSpec(1, 0.0, work=100.0, nodes=2, walltime=40.0),
+        JobSpec(2, 0.0, work=50.0, nodes=2, walltime=100.0),
+        JobSpec(3, 10.0, work=30.0, nodes=1, walltime=10.0),
+    ]
+    return jobs, Platform.single(4)
+
+
 WORLDS: dict[str, Callable[[], tuple[list[JobSpec], Platform]]] = {
     "test/rigid-tiny-v0": _rigid,
     "test/malleable-tiny-v0": _malleable,
     "test/evolving-tiny-v0": _evolving,
     "test/shared-tiny-v0": _shared,
     "test/multi-tiny-v0": _multi,
+    "test/kill-tiny-v0": _kills,
 }
 
 _ELASTIC: dict[str, Any] = {
@@ -129,6 +140,7 @@ SETTINGS: dict[str, dict[str, Any]] = {
         "suspended_slots": 2,
     },
     "test/multi-tiny-v0": {"queue_slots": 3, "running_slots": 3, **_ELASTIC},
+    "test/kill-tiny-v0": {"queue_slots": 2, "running_slots": 2},
 }
 """Menu settings per tiny world, covering every block and level."""
 

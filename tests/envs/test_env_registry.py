@@ -14,6 +14,7 @@ from gymnasium.utils.env_checker import check_env as gym_check_env
 
 import hpcgym  # noqa: F401  (registers the ids)
 from hpcgym.envs import PRESETS
+from hpcgym.errors import SpecError
 
 IDS = sorted(k for k in gym.registry if k.startswith("hpcgym/"))
 
@@ -133,3 +134,55 @@ def test_spec_to_json_round_trip(env_id: str) -> None:
     env = gym.make(back)
     obs, _info = env.reset(seed=0)
     assert env.observation_space.contains(obs)
+
+
+def test_episode_accessor_is_read_only() -> None:
+    import dataclasses
+
+    env = gym.make("hpcgym/Rigid-v0")
+    assert env.unwrapped.episode is None
+    env.reset(seed=4)
+    ep = env.unwrapped.episode
+    assert len(ep.jobs) == 256 and ep.workload_seed == 0
+    assert ep.table.submit.shape == (256,)
+    assert env.unwrapped.ledger.jobs[0].spec is ep.jobs[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ep.start = 0
+    with pytest.raises(ValueError):
+        ep.table.submit[0] = 0.0
+    env.reset(options={"start": 17})
+    assert env.unwrapped.episode.start == 17
+
+
+def test_window_starts_restrict_where_episodes_begin() -> None:
+    env = gym.make("hpcgym/Rigid-v0", window_starts=[0, 300, 1000])
+    env.reset(seed=0)
+    seen = {env.unwrapped.episode.start}
+    for _ in range(30):
+        env.reset()
+        seen.add(env.unwrapped.episode.start)
+    assert seen == {0, 300, 1000}
+    env.reset(options={"start": 5})  # an explicit start overrides the list
+    assert env.unwrapped.episode.start == 5
+    spec = gym.spec("hpcgym/Rigid-v0")
+    assert gym.make(spec, window_starts=(7,)).reset(seed=1)[1]["time"] >= 0.0
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"window_starts": []},
+        {"window_starts": [-1]},
+        {"window_starts": [1.5]},
+        {"window_starts": [0], "episode": "seeded"},
+    ],
+)
+def test_window_starts_are_checked(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(SpecError):
+        gym.make("hpcgym/Rigid-v0", **kwargs)
+
+
+def test_window_starts_past_the_workload_are_refused_at_reset() -> None:
+    env = gym.make("hpcgym/Rigid-v0", window_starts=[10**7])
+    with pytest.raises(SpecError, match="window_starts"):
+        env.reset(seed=0)

@@ -94,3 +94,15 @@ def test_truncation_reports_metrics(worlds: SimpleNamespace) -> None:
     _, _, term, trunc, info = env.step(0)
     assert trunc and not term
     assert "metrics" in info and info["metrics"]["jobs"] == 5.0
+
+
+def test_killed_reward_counts_the_work_lost_to_walltime_kills(worlds: SimpleNamespace) -> None:
+    # Job 1 is killed after 40 s on 2 nodes, job 3 after 10 s on 1 node: 90 of 330 CPU-seconds.
+    for seed in range(3):
+        env = worlds.make("test/kill-tiny-v0", reward={"killed": 1.0, "bsld": 0.5})
+        _, parts, (term, info) = play(env, seed)
+        assert term and info["metrics"]["killed"] == 2
+        assert info["objectives"]["killed"] == pytest.approx(90.0 / 330.0)
+        killed = [p["killed"] for p in parts]
+        assert sum(killed) == pytest.approx(-90.0 / 330.0)
+        assert sorted(x for x in killed if x) == pytest.approx([-80.0 / 330.0, -10.0 / 330.0])
