@@ -58,7 +58,7 @@ class JobTable:
         n = len(specs)
 
         def col(values: Sequence[float], dtype: type = np.float64) -> np.ndarray:
-            out = np.array(values, dtype=dtype).reshape(n)
+            out: np.ndarray = np.array(values, dtype=dtype).reshape(n)
             out.flags.writeable = False  # shared by every episode of the workload
             return out
 
