@@ -127,6 +127,7 @@ class ClusterEnv(gym.Env[Any, np.int64]):
             n_clusters = len(w.platform.clusters)
         self.menu = ACTIONS[cfg.action](cfg)
         self.encoder = OBSERVATIONS[cfg.observation](cfg, n_clusters)
+        self._n_actions = self.menu.n
         self.action_space: spaces.Space[np.int64] = spaces.Discrete(self.menu.n)
         self.observation_space = self.encoder.space
         self.rewarder = Rewarder(cfg.weights)
@@ -145,14 +146,15 @@ class ClusterEnv(gym.Env[Any, np.int64]):
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Apply one menu entry (see *Action Space*)."""
-        if self.sim is None:
+        sim = self.sim
+        if sim is None:
             raise gym.error.ResetNeeded("call reset() before step()")
         a = int(action)
         self._actions.append(a)
         self._steps += 1
         penalty = 0.0
         d = self._decision
-        if not 0 <= a < self.menu.n or not d.mask[a]:
+        if not 0 <= a < self._n_actions or not d.mask[a]:
             self._invalid += 1
             penalty = self.config.invalid_penalty
         elif a == 0:
@@ -164,17 +166,25 @@ class ClusterEnv(gym.Env[Any, np.int64]):
                 self._refused += 1
                 penalty = self.config.invalid_penalty
         self._decide()
-        sim = self.sim
+        d = self._decision
+        now = sim.now
         terminated = sim.done
         truncated = not terminated and self._steps >= self._max_steps
         summary = sim.result().summary if terminated or truncated else None
-        reward, parts = self.rewarder.step(sim.now, summary if terminated else None)
+        reward, parts = self.rewarder.step(now, summary if terminated else None)
         parts["invalid"] = -penalty
-        info = self._info(parts)
+        info = {
+            "action_mask": d.mask,
+            "invalid_actions": self._invalid,
+            "forced_commands": self.cmd.forced,
+            "reward_parts": parts,
+            "time": now,
+        }
         if summary is not None:
             info["metrics"] = summary
             info["objectives"] = self.rewarder.objectives(summary)
-        return self._observe(), reward - penalty, terminated, truncated, info
+        obs = self.encoder.encode(d, now, self.capacity.free, sim.next_submission)
+        return obs, reward - penalty, terminated, truncated, info
 
     @property
     def episode(self) -> Episode | None:
@@ -229,15 +239,17 @@ class ClusterEnv(gym.Env[Any, np.int64]):
         """Compute the decision point, advancing past those where only "advance" is legal."""
         sim = self.sim
         assert sim is not None
-        if self.config.skip_trivial:
-            has_choice = self.menu.has_choice
-            while not sim.done and has_choice(self.ledger, self.capacity) is False:
-                self.cmd.advance()
+        menu, ledger, cap, advance = self.menu, self.ledger, self.capacity, self.cmd.advance
+        skip = self.config.skip_trivial
+        if skip:
+            has_choice = menu.has_choice
+            while not sim.done and has_choice(ledger, cap) is False:
+                advance()
         while True:
-            d = self.menu.decide(self.ledger, self.capacity)
-            if d.choice or sim.done or not self.config.skip_trivial:
+            d = menu.decide(ledger, cap)
+            if d.choice or not skip or sim.done:
                 break
-            self.cmd.advance()
+            advance()
         self._decision: Decision = d
 
     def _observe(self) -> Any:

@@ -77,7 +77,7 @@ class DictObservation:
         self.t0 = t0
         self.nodes = np.array(cluster_nodes, dtype=float)
         self.nodes_list = [float(c) for c in cluster_nodes]
-        self._cluster_cache: dict[tuple[int, ...], np.ndarray] = {}
+        self._cluster_cache: dict[Any, np.ndarray] = {}
         self.offsets = np.array(ledger.sim.platform.offsets)
         largest = float(max(cluster_nodes))
         self.largest = largest
@@ -93,9 +93,13 @@ class DictObservation:
         q[:, 11] = np.minimum(1.0, ledger.table.next_step / largest)
         q[:, 13] = ledger.cpu_need
         q[:, 14] = ledger.mem
-        self.static_q = np.concatenate((q, np.zeros((1, Q_FEATURES), dtype=np.float32)))
-        """Static queue features per row, and a zero row (index ``n``) for empty slots."""
-        self._pad_q = [n] * self.cfg.queue_slots
+        q[:, 12] = 1.0
+        no_fit = q.copy()
+        no_fit[:, 12] = 0.0
+        self.static_q = np.concatenate((q, no_fit, np.zeros((1, Q_FEATURES), dtype=np.float32)))
+        """Static queue features per row with "fits now" set (rows ``0..n-1``) and clear
+        (``n..2n-1``), and a zero row (index ``2n``) for empty slots: one gather fills both."""
+        self._pad_q = [2 * n] * self.cfg.queue_slots
         self._pad_r = [n] * max(self.cfg.running_slots, self.cfg.suspended_slots)
         r = np.zeros((n, R_FEATURES), dtype=np.float32)
         r[:, 0] = 1.0
@@ -143,11 +147,12 @@ class DictObservation:
         cfg = self.cfg
         rows = d.queue_rows
         k = len(rows)
-        queue = self.static_q.take(rows + self._pad_q[: cfg.queue_slots - k], axis=0)
+        n = led.n
+        idx = [r if f else r + n for r, f in zip(rows, d.fits, strict=True)]
+        queue = self.static_q.take(idx + self._pad_q[: cfg.queue_slots - k], axis=0)
         if k:
             submit = led.submit_list
             queue[:k, 1] = [(w := now - submit[r]) / (w + HOUR) for r in rows]
-            queue[:k, 12] = d.fits
         out: dict[str, np.ndarray] = {
             "cluster": self._cluster(free),
             "queue": queue,
@@ -155,7 +160,7 @@ class DictObservation:
         }
         if cfg.suspend:
             out["suspended"] = self._running(d.susp_rows, cfg.suspended_slots, now)
-        n = led.n or 1
+        n = n or 1
         clock = now - self.t0 if now > self.t0 else 0.0
         gap = next_submit - now
         queued, holding = len(led.queued), d.holding
@@ -175,7 +180,7 @@ class DictObservation:
     def _cluster(self, free: list[int]) -> np.ndarray:
         if self.ledger.simple:
             # Whole-node jobs: the block depends on the idle counts only; cache it.
-            key = tuple(free)
+            key = free[0] if len(free) == 1 else tuple(free)
             block = self._cluster_cache.get(key)
             if block is None:
                 idle = [f / c for f, c in zip(free, self.nodes_list, strict=True)]

@@ -154,6 +154,7 @@ class Rewarder:
         if unknown or not weights:
             raise SpecError(f"unknown reward(s) {unknown}; choose from {sorted(REWARDS)}")
         self.terms = [(REWARDS[k](), float(w)) for k, w in weights.items()]
+        self._single = self.terms[0] if len(self.terms) == 1 else None
         self.phi: list[float] = []
 
     def reset(self, ledger: JobLedger, sim: EngineCore) -> None:
@@ -166,6 +167,12 @@ class Rewarder:
         self, now: float, summary: Mapping[str, float] | None
     ) -> tuple[float, dict[str, float]]:
         """Reward since the previous call and its parts (``summary`` given at the end)."""
+        if self._single is not None and summary is None:
+            term, w = self._single
+            new = term.potential(now)
+            r = -w * (new - self.phi[0])
+            self.phi[0] = new
+            return 0.0 + r, {term.name: r}  # 0.0 + r: as the sum below (no -0.0)
         parts: dict[str, float] = {}
         total = 0.0
         for i, (term, w) in enumerate(self.terms):
