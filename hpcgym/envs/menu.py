@@ -60,10 +60,10 @@ class Decision:
     """Windows and the target of every menu entry at one decision point.
 
     ``start``, ``cosched``, ``shrink``, ``expand``: target sizes (0: entry not legal), indexed
-    ``[slot][level]`` (``start`` is a list of lists on the fast path). ``grant``, ``suspend``,
+    ``[slot][level]`` (``start`` is list-like on the fast path). ``grant``, ``suspend``,
     ``resume``: legality flags. ``fits``: whether each queue slot's first start level is legal
-    (a bool array). ``choice``: whether any entry besides advance is legal. Windows list ledger
-    rows.
+    (a sequence of bools). ``choice``: whether any entry besides advance is legal. Windows list
+    ledger rows.
     """
 
     queue_rows: list[int]
@@ -118,6 +118,8 @@ class ActionMenu:
         self._starts_only = self._fast and not self._running_blocks and not cfg.suspend
         """The menu is advance and "start at the requested size" only."""
         self._q = q
+        self._masks: dict[bytes, np.ndarray] = {}
+        """Masks of the fast path by their start flags."""
         self._decode = [
             (name, i // levels, i % levels)
             for name, (off, slots, levels) in self.blocks.items()
@@ -159,7 +161,6 @@ class ActionMenu:
         """Windows, targets and mask for the current state."""
         cfg = self.cfg
         queued = ledger.queued
-        mask = self._template.copy()
         off = self._start_offset
         if self._fast and ledger.simple:
             # Whole-node tasks, one start level ("req"), submission order: plain Python on
@@ -169,11 +170,20 @@ class ActionMenu:
             reqs = list(map(ledger.req_list.__getitem__, qlist))
             flags = [x <= room for x in reqs]
             start: Any = _ReqStarts(reqs, flags)
-            # bytes() of a bool list and a buffer view: no per-element numpy conversion.
-            fits: Any = np.frombuffer(bytes(flags), dtype=np.bool_)
+            fits: Any = flags
             any_start = True in flags
             if any_start:
-                mask[off : off + len(flags)] = fits
+                # The start block depends on the flags only: copy a cached mask.
+                key = bytes(flags)
+                cached = self._masks.get(key)
+                if cached is None:
+                    if len(self._masks) > 4096:
+                        self._masks.clear()
+                    cached = self._masks[key] = self._template.copy()
+                    cached[off : off + len(flags)] = flags
+                mask = cached.copy()
+            else:
+                mask = self._template.copy()
             if self._starts_only:
                 return Decision(
                     qlist,
@@ -192,6 +202,7 @@ class ActionMenu:
                     any_start,
                 )
         else:
+            mask = self._template.copy()
             qrows = self._order(ledger, cap, queued)
             qlist = qrows.tolist()
             levels = cfg.start_levels
