@@ -68,6 +68,17 @@ class JobLedger:
         self.submit_list: list[float] = table.submit.tolist()
         self._estimate = table.estimate.tolist()
         self.req_list: list[int] = table.req.tolist()
+        # Python copies of the columns read one row at a time (numpy scalars are slow there).
+        self.min_list: list[int] = table.min.tolist()
+        self.max_list: list[int] = table.max.tolist()
+        self.rule_list: list[int] = table.rule.tolist()
+        self.multiple_list: list[int] = table.multiple.tolist()
+        self.kind_list: list[int] = table.kind.tolist()
+        self.cpu_need_list: list[float] = table.cpu_need.tolist()
+        self.mem_list: list[float] = table.mem.tolist()
+        self.size_min_list: list[int] = table.size_min.tolist()
+        self.size_max_list: list[int] = table.size_max.tolist()
+        self.flexible_list: list[bool] = table.flexible.tolist()
         self.t_start: list[float] = [0.0] * n
         self.eta_end: list[float] = [NEVER] * n
         self.any_size = not bool(table.rule.any())

@@ -27,9 +27,9 @@ import numpy as np
 
 from hpcgym.envs.capacity import Capacity
 from hpcgym.envs.commands import Commander
-from hpcgym.envs.config import EnvConfig
+from hpcgym.envs.config import START_LEVELS, EnvConfig
 from hpcgym.envs.ledger import SIZE, JobLedger
-from hpcgym.envs.sizes import floor_sizes, running_targets
+from hpcgym.envs.sizes import accepted_floor, floor_sizes, running_targets
 
 _NONE = np.zeros(0, dtype=np.int64)
 _NONE2 = np.zeros((0, 0), dtype=np.int64)
@@ -118,6 +118,7 @@ class ActionMenu:
         self._starts_only = self._fast and not self._running_blocks and not cfg.suspend
         """The menu is advance and "start at the requested size" only."""
         self._q = q
+        self._level_codes = [START_LEVELS.index(level) for level in cfg.start_levels]
         self._masks: dict[bytes, np.ndarray] = {}
         """Masks of the fast path by their start flags."""
         self._decode = [
@@ -201,6 +202,25 @@ class ActionMenu:
                     fits,
                     any_start,
                 )
+        elif ledger.simple and cfg.queue_order == "fcfs":
+            # Whole-node tasks in submission order: every level in plain Python on the window.
+            qlist = queued[: self._q]
+            room = cap.max_idle()
+            start = [self._levels_at(ledger, r, room) for r in qlist]
+            flat = [x > 0 for sizes in start for x in sizes]
+            fits = [sizes[0] > 0 for sizes in start]
+            any_start = True in flat
+            if any_start:
+                key = bytes(flat)
+                cached = self._masks.get(key)
+                if cached is None:
+                    if len(self._masks) > 4096:
+                        self._masks.clear()
+                    cached = self._masks[key] = self._template.copy()
+                    cached[off : off + len(flat)] = flat
+                mask = cached.copy()
+            else:
+                mask = self._template.copy()
         else:
             mask = self._template.copy()
             qrows = self._order(ledger, cap, queued)
@@ -291,6 +311,32 @@ class ActionMenu:
         off = self.blocks[block][0] if block in self.blocks else -1
         if off >= 0 and flags.size:
             mask[off : off + flags.size] = flags.ravel()
+
+    def _levels_at(self, ledger: JobLedger, r: int, room: int) -> list[int]:
+        """Start size of row ``r`` at each level (0: not legal), ``room`` idle nodes (simple)."""
+        out = []
+        for level in self._level_codes:
+            if level == 0:
+                size = ledger.req_list[r]
+            elif level == 1:
+                size = ledger.size_min_list[r]
+            elif level == 2:
+                size = ledger.size_max_list[r]
+            else:
+                if ledger.flexible_list[r]:
+                    size = accepted_floor(
+                        ledger.rule_list[r],
+                        ledger.multiple_list[r],
+                        ledger.min_list[r],
+                        ledger.max_list[r],
+                        room,
+                    )
+                else:  # rigid and evolving jobs start at their requested size only
+                    size = ledger.req_list[r]
+                if size <= 0:
+                    size = room + 1
+            out.append(size if size <= room else 0)
+        return out
 
     @staticmethod
     def _start_sizes(ledger: JobLedger, cap: Capacity, rows: np.ndarray, level: str) -> np.ndarray:

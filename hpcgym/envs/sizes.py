@@ -70,18 +70,19 @@ def running_targets(
     grant = np.zeros(len(rows) if cfg.grant else 0, dtype=bool)
     if not (n_s or n_e or cfg.grant):
         return shrink, expand, grant
+    jobs, kinds = ledger.jobs, ledger.kind_list
     for i, r in enumerate(rows):
-        job = ledger.jobs[r]
+        job = jobs[r]
         if job.state is not _RUNNING:
             continue
         n = job.size
-        need, mem = float(ledger.cpu_need[r]), float(ledger.mem[r])
+        need, mem = ledger.cpu_need_list[r], ledger.mem_list[r]
         if cfg.grant and job.request:
             grant[i] = job.request - n <= cap.room_in(job.cluster, need, mem, ledger.simple)
-        if ledger.kind[r] != _MALLEABLE:
+        if kinds[r] != _MALLEABLE:
             continue
-        rule, mult = int(ledger.rule[r]), int(ledger.multiple[r])
-        lo, hi = int(ledger.min[r]), int(ledger.max[r])
+        rule, mult = ledger.rule_list[r], ledger.multiple_list[r]
+        lo, hi = ledger.min_list[r], ledger.max_list[r]
         for k, level in enumerate(cfg.shrink_levels):
             if level == "one":
                 t = accepted_floor(rule, mult, lo, hi, n - 1)
