@@ -274,10 +274,11 @@ class ActionMenu:
         grant = suspend = resume = _NONE_B
         slist: list[int] = []
         if self._running_blocks:
-            shrink, expand, grant = running_targets(ledger, cap, rlist, cfg)
-            self._put(mask, "shrink", shrink > 0)
-            self._put(mask, "expand", expand > 0)
-            self._put(mask, "grant", grant)
+            shrink, expand, grant, legal = running_targets(ledger, cap, rlist, cfg)
+            if legal:
+                self._put(mask, "shrink", shrink > 0)
+                self._put(mask, "expand", expand > 0)
+                self._put(mask, "grant", grant)
         if cfg.suspend:
             suspend = np.ones(len(rlist), dtype=bool)
             self._put(mask, "suspend", suspend)

@@ -55,21 +55,23 @@ def floor_sizes(
 
 def running_targets(
     ledger: JobLedger, cap: Capacity, rows: list[int], cfg: EnvConfig
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
     """Shrink and expand target sizes (0: not legal) and grant flags of the running window.
 
     Shrink targets: ``one`` the next accepted size below, ``half`` the largest accepted size
     ``<= size // 2`` (else the smallest accepted), ``min`` the smallest accepted. Expand targets:
     ``one`` the next accepted size above, ``double`` the largest accepted ``<= 2 * size``,
     ``fit`` the largest accepted that the job's cluster has room for. Only running (not
-    reconfiguring) malleable jobs resize; a grant needs room for the extra tasks.
+    reconfiguring) malleable jobs resize; a grant needs room for the extra tasks. The last
+    value tells whether any of them is legal.
     """
     n_s, n_e = len(cfg.shrink_levels), len(cfg.expand_levels)
     shrink = np.zeros((len(rows), n_s), dtype=np.int64)
     expand = np.zeros((len(rows), n_e), dtype=np.int64)
     grant = np.zeros(len(rows) if cfg.grant else 0, dtype=bool)
+    legal = False
     if not (n_s or n_e or cfg.grant):
-        return shrink, expand, grant
+        return shrink, expand, grant, legal
     jobs, kinds = ledger.jobs, ledger.kind_list
     for i, r in enumerate(rows):
         job = jobs[r]
@@ -78,7 +80,9 @@ def running_targets(
         n = job.size
         need, mem = ledger.cpu_need_list[r], ledger.mem_list[r]
         if cfg.grant and job.request:
-            grant[i] = job.request - n <= cap.room_in(job.cluster, need, mem, ledger.simple)
+            ok = job.request - n <= cap.room_in(job.cluster, need, mem, ledger.simple)
+            grant[i] = ok
+            legal = legal or ok
         if kinds[r] != _MALLEABLE:
             continue
         rule, mult = ledger.rule_list[r], ledger.multiple_list[r]
@@ -94,6 +98,7 @@ def running_targets(
                 t = accepted_ceil(rule, mult, lo, hi, lo)
             if 0 < t < n:
                 shrink[i, k] = t
+                legal = True
         if n_e:
             room = cap.room_in(job.cluster, need, mem, ledger.simple)
             for k, level in enumerate(cfg.expand_levels):
@@ -105,4 +110,5 @@ def running_targets(
                     t = accepted_floor(rule, mult, lo, hi, n + room)
                 if n < t <= n + room:
                     expand[i, k] = t
-    return shrink, expand, grant
+                    legal = True
+    return shrink, expand, grant, legal
