@@ -2,8 +2,9 @@
 
 * :class:`EpisodeMetricsCallback`: at every finished episode, the env's final ``info["metrics"]``
   (``hpcgym.sim.metrics``) into the SB3 logger (so TensorBoard when configured) and a CSV row.
-* :class:`TimedVecEnv`: wall time spent inside the envs (``reset`` and ``step``), so a run can
-  report env time against learner time (everything else: inference, updates, callbacks).
+* :class:`TimedVecEnv`: time spent inside the VecEnv (``reset``, ``step``, and the action
+  masks fetched through ``env_method``), so a run can report env time against learner time
+  (everything else: inference, rollout buffer, callbacks, updates), in wall and CPU seconds.
 """
 
 from __future__ import annotations
@@ -33,31 +34,66 @@ EPISODE_COLUMNS = (
 
 
 class TimedVecEnv(VecEnvWrapper):
-    """Accumulates the wall seconds spent in the wrapped VecEnv's ``reset`` and ``step``."""
+    """Accumulates the time spent in the wrapped VecEnv: the env's share of training.
+
+    Timed: ``reset``, ``step_async``, ``step_wait`` (the envs, their wrappers and the VecEnv's
+    own work: copies, resets of finished episodes, inter-process traffic) and ``env_method`` /
+    ``get_attr`` / ``has_attr`` (MaskablePPO fetches the action masks through ``env_method``
+    before every step). Everything else in ``learn`` is the learner: policy forward passes
+    during rollouts, the rollout buffer, callbacks and the gradient updates.
+
+    ``env_seconds`` is wall time; ``env_cpu_seconds`` is this process's CPU time (threads
+    included), steadier on a shared machine. With ``SubprocVecEnv`` the envs' own CPU time is
+    spent in the workers and is not in ``env_cpu_seconds``. ``first_reset_seconds`` is the wall
+    time of the first reset (it loads the workload; part of ``env_seconds``).
+    """
 
     def __init__(self, venv: VecEnv) -> None:
-        super().__init__(venv)
+        self.venv = venv  # VecEnv.__init__ already asks the envs for attributes
         self.env_seconds = 0.0
+        self.env_cpu_seconds = 0.0
+        self.first_reset_seconds: float | None = None
+        super().__init__(venv)
+        self.env_seconds = self.env_cpu_seconds = 0.0
+
+    def _timed(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = fn(*args, **kwargs)
+        self.env_cpu_seconds += time.process_time() - c0
+        self.env_seconds += time.perf_counter() - t0
+        return out
 
     def reset(self) -> Any:
         """Reset the envs, timed."""
         t0 = time.perf_counter()
-        obs = self.venv.reset()
-        self.env_seconds += time.perf_counter() - t0
+        obs = self._timed(self.venv.reset)
+        if self.first_reset_seconds is None:
+            self.first_reset_seconds = time.perf_counter() - t0
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
         """Send the actions, timed."""
-        t0 = time.perf_counter()
-        self.venv.step_async(actions)
-        self.env_seconds += time.perf_counter() - t0
+        self._timed(self.venv.step_async, actions)
 
     def step_wait(self) -> Any:
         """Collect the results, timed."""
-        t0 = time.perf_counter()
-        out = self.venv.step_wait()
-        self.env_seconds += time.perf_counter() - t0
-        return out
+        return self._timed(self.venv.step_wait)
+
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any
+    ) -> list[Any]:
+        """Call a method of the envs (the action masks, for MaskablePPO), timed."""
+        return self._timed(
+            self.venv.env_method, method_name, *method_args, indices=indices, **method_kwargs
+        )
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        """An attribute of the envs, timed."""
+        return self._timed(self.venv.get_attr, attr_name, indices)
+
+    def has_attr(self, attr_name: str) -> bool:
+        """Whether the envs have ``attr_name``, timed."""
+        return bool(self._timed(self.venv.has_attr, attr_name))
 
 
 class EpisodeMetricsCallback(BaseCallback):
@@ -111,3 +147,36 @@ class EpisodeMetricsCallback(BaseCallback):
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+class UpdateTimer(BaseCallback):
+    """CPU and wall seconds of the gradient updates: from each rollout's end to the next start.
+
+    (SB3's ``learn`` runs ``train()`` between two rollouts, after logging; the last update runs
+    before training ends.) The rest of the learner's time is rollout-side: policy forward
+    passes, the rollout buffer and the returns.
+    """
+
+    def __init__(self, verbose: int = 0) -> None:
+        super().__init__(verbose)
+        self.seconds = 0.0
+        self.cpu_seconds = 0.0
+        self._mark: tuple[float, float] | None = None
+
+    def _close(self) -> None:
+        if self._mark is not None:
+            self.seconds += time.perf_counter() - self._mark[0]
+            self.cpu_seconds += time.process_time() - self._mark[1]
+            self._mark = None
+
+    def _on_rollout_start(self) -> None:
+        self._close()
+
+    def _on_rollout_end(self) -> None:
+        self._mark = (time.perf_counter(), time.process_time())
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_training_end(self) -> None:
+        self._close()

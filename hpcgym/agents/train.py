@@ -70,6 +70,9 @@ class TrainConfig:
     out: str | None = None
     checkpoint_every: int = 0
     subproc: bool = False
+    """Shorthand for ``vec_env="subproc"``."""
+    vec_env: str = "mask"
+    """``mask`` (:class:`~hpcgym.agents.vec.MaskVecEnv`), ``dummy`` or ``subproc`` (SB3's)."""
     threads: int = 1
     progress: bool = False
     verbose: int = 0
@@ -95,6 +98,9 @@ class TrainResult:
     episodes: int
     seconds: float
     env_seconds: float
+    cpu_seconds: float = 0.0
+    env_cpu_seconds: float = 0.0
+    update_cpu_seconds: float = 0.0
 
     @property
     def learner_seconds(self) -> float:
@@ -111,6 +117,11 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
     from hpcgym.agents.callbacks import TimedVecEnv
     from hpcgym.agents.guard import ResizeBudget
     from hpcgym.agents.policies import JobScoringPolicy, menu_blocks
+    from hpcgym.agents.vec import make_mask_vec_env
+
+    vec_kind = "subproc" if cfg.subproc else cfg.vec_env
+    if vec_kind not in VEC_ENVS:
+        raise SpecError(f"unknown VecEnv {vec_kind!r}; choose from {', '.join(VEC_ENVS)}")
 
     torch.set_num_threads(max(1, cfg.threads))
     hp = load_hyperparams(cfg.algo, cfg.env_id, cfg.hyperparams_file)
@@ -138,16 +149,21 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
     if budget is not None and cfg.algo != "maskable_ppo":
         raise SpecError("resize_budget narrows action masks: only maskable_ppo uses them")
     module = cfg.env_id.split("/")[0]
-    venv = make_vec_env(
-        f"{module}:{cfg.env_id}" if module == "hpcgym" else cfg.env_id,
-        n_envs=int(hp.get("n_envs", 1)),
-        seed=cfg.seed,
-        env_kwargs=env_kwargs,
-        vec_env_cls=SubprocVecEnv if cfg.subproc else DummyVecEnv,
-        wrapper_class=ResizeBudget if budget is not None else None,
-        wrapper_kwargs={"budget": int(budget)} if budget is not None else None,
-    )
-    venv = TimedVecEnv(venv)
+    n_envs = int(hp.get("n_envs", 1))
+    if vec_kind == "mask":
+        guard = (lambda env: ResizeBudget(env, int(budget))) if budget is not None else None
+        base: Any = make_mask_vec_env(cfg.env_id, n_envs, cfg.seed, env_kwargs, guard)
+    else:
+        base = make_vec_env(
+            f"{module}:{cfg.env_id}" if module == "hpcgym" else cfg.env_id,
+            n_envs=n_envs,
+            seed=cfg.seed,
+            env_kwargs=env_kwargs,
+            vec_env_cls=SubprocVecEnv if vec_kind == "subproc" else DummyVecEnv,
+            wrapper_class=ResizeBudget if budget is not None else None,
+            wrapper_kwargs={"budget": int(budget)} if budget is not None else None,
+        )
+    venv = TimedVecEnv(base)
     run_dir = cfg.run_dir()
     tensorboard = importlib.util.find_spec("tensorboard") is not None
     algo_kwargs = {k: v for k, v in hp.items() if k not in _OURS}
@@ -174,6 +190,9 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
     )
     return model, venv, hp, card
 
+
+VEC_ENVS = ("mask", "dummy", "subproc")
+"""VecEnv choices of ``hpcgym train --vec-env``."""
 
 DEMO_SEEDS = 10_000
 """Demonstration episodes use reset seeds from here (away from training and bench seeds)."""
@@ -206,7 +225,7 @@ def train(cfg: TrainConfig) -> TrainResult:
     """Train, checkpoint, log and save; see the module docstring for what lands where."""
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 
-    from hpcgym.agents.callbacks import EpisodeMetricsCallback
+    from hpcgym.agents.callbacks import EpisodeMetricsCallback, UpdateTimer
 
     model, venv, hp, card = build(cfg)
     run_dir = cfg.run_dir()
@@ -215,30 +234,45 @@ def train(cfg: TrainConfig) -> TrainResult:
         hp["pretrain"] = pretrain(model, cfg, hp["env_kwargs"])
     (run_dir / "hyperparams.json").write_text(json.dumps(hp, indent=2, sort_keys=True) + "\n")
     metrics = EpisodeMetricsCallback(run_dir / "episodes.csv")
-    callbacks: list[Any] = [metrics]
+    updates = UpdateTimer()
+    callbacks: list[Any] = [metrics, updates]
     if cfg.checkpoint_every > 0:
         every = max(1, cfg.checkpoint_every // venv.num_envs)
         callbacks.append(CheckpointCallback(every, str(run_dir / "checkpoints"), "agent"))
     progress = cfg.progress and all(
         importlib.util.find_spec(m) is not None for m in ("tqdm", "rich")
     )
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     model.learn(int(hp["n_timesteps"]), callback=CallbackList(callbacks), progress_bar=progress)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     agent = save_agent(model, card, run_dir / "agent")
     for ckpt in sorted((run_dir / "checkpoints").glob("*.zip")):
         ckpt.with_suffix(".json").write_text(card.to_json() + "\n")
     venv.close()
     result = TrainResult(
-        agent, run_dir, model.num_timesteps, metrics.episodes, seconds, venv.env_seconds
+        agent,
+        run_dir,
+        model.num_timesteps,
+        metrics.episodes,
+        seconds,
+        venv.env_seconds,
+        cpu,
+        venv.env_cpu_seconds,
+        updates.cpu_seconds,
     )
     timing = {
         "timesteps": result.timesteps,
         "episodes": result.episodes,
+        "vec_env": "subproc" if cfg.subproc else cfg.vec_env,
         "seconds": round(seconds, 3),
         "env_seconds": round(result.env_seconds, 3),
         "learner_seconds": round(result.learner_seconds, 3),
         "env_fraction": round(result.env_seconds / seconds, 4) if seconds > 0 else 0.0,
+        "first_reset_seconds": round(venv.first_reset_seconds or 0.0, 3),
+        "cpu_seconds": round(cpu, 3),
+        "env_cpu_seconds": round(result.env_cpu_seconds, 3),
+        "update_cpu_seconds": round(result.update_cpu_seconds, 3),
+        "env_cpu_fraction": round(result.env_cpu_seconds / cpu, 4) if cpu > 0 else 0.0,
         "threads": cfg.threads,
     }
     (run_dir / "timing.json").write_text(json.dumps(timing, indent=2) + "\n")
@@ -266,6 +300,7 @@ def run(args: argparse.Namespace) -> int:
         out=args.out,
         checkpoint_every=args.checkpoint_every,
         subproc=args.subproc,
+        vec_env=args.vec_env,
         threads=args.threads,
         progress=not args.no_progress,
         verbose=args.verbose,
@@ -276,7 +311,8 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"{cfg.algo} on {cfg.env_id} (seed {cfg.seed}): {r.timesteps} steps, {r.episodes} "
         f"episodes in {r.seconds:.1f} s (env {r.env_seconds:.1f} s, learner "
-        f"{r.learner_seconds:.1f} s)"
+        f"{r.learner_seconds:.1f} s; CPU {r.cpu_seconds:.1f} s, env "
+        f"{r.env_cpu_seconds / max(r.cpu_seconds, 1e-9):.0%})"
     )
     print(f"agent: {r.agent}  (evaluate: hpcgym evaluate --env {cfg.env_id} --policy {r.agent})")
     print(f"run folder: {r.run_dir.resolve()}")
@@ -302,7 +338,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--hyperparams", default=None, help="YAML file instead of the shipped one")
     p.add_argument("--out", default=None, help="run folder (default runs/<algo>_<preset>_s<seed>)")
     p.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints")
-    p.add_argument("--subproc", action="store_true", help="SubprocVecEnv instead of DummyVecEnv")
+    p.add_argument(
+        "--vec-env",
+        choices=VEC_ENVS,
+        default="mask",
+        help="mask: in-process, masks from the step info (default); dummy, subproc: SB3's",
+    )
+    p.add_argument("--subproc", action="store_true", help="same as --vec-env subproc")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--verbose", type=int, default=0)

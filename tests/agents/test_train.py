@@ -95,3 +95,49 @@ def test_train_cli_ppo_on_the_flat_observation(
     table = evaluate([str(out)], "hpcgym/Rigid-v0", [5], {"n_jobs": 16})  # a run folder
     assert table["jobs"].iloc[0] == 16 and table["invalid_actions"].iloc[0] == 0
     assert np.isfinite(table["mean_bsld"].iloc[0])
+
+
+@pytest.mark.parametrize("env_id", ["hpcgym/Malleable-v0", "hpcgym/Rigid-v0"])
+def test_mask_vec_env_trains_the_same_agent_as_dummy_vec_env(env_id: str, tmp_path: Path) -> None:
+    # Masks read from the step infos, no copies, no Monitor: the same weights, episodes and
+    # timing fields as SB3's DummyVecEnv + Monitor + env_method("action_masks").
+    runs = {}
+    for vec in ("dummy", "mask"):
+        cfg = TrainConfig(
+            env_id=env_id,
+            seed=5,
+            timesteps=512,
+            env_kwargs={"n_jobs": 16},
+            overrides=TINY_HP,
+            out=str(tmp_path / vec),
+            vec_env=vec,
+        )
+        runs[vec] = train(cfg)
+    a, b = (dict(load_agent(r.agent)[0].policy.state_dict()) for r in runs.values())
+    assert all((a[k] == b[k]).all() for k in a)
+    one, two = (pd.read_csv(tmp_path / v / "episodes.csv") for v in ("dummy", "mask"))
+    assert len(one) > 4
+    pd.testing.assert_frame_equal(one, two)
+    timing = json.loads((tmp_path / "mask" / "timing.json").read_text())
+    assert timing["vec_env"] == "mask"
+    assert 0 < timing["env_cpu_seconds"] < timing["cpu_seconds"]
+    assert 0 < timing["update_cpu_seconds"] < timing["cpu_seconds"] - timing["env_cpu_seconds"]
+
+
+def test_mask_vec_env_returns_the_masks_of_the_step_and_fresh_observations() -> None:
+    from hpcgym.agents.vec import make_mask_vec_env
+
+    venv = make_mask_vec_env("hpcgym/Malleable-v0", 2, 0, {"n_jobs": 8})
+    obs = venv.reset()
+    for _ in range(200):
+        masks = venv.env_method("action_masks")
+        direct = [e.unwrapped.action_masks() for e in venv.envs]  # type: ignore[attr-defined]
+        assert all((m == d).all() for m, d in zip(masks, direct, strict=True))
+        actions = np.array([np.flatnonzero(m)[-1] for m in masks])
+        new, _, dones, infos = venv.step(actions)
+        assert new["queue"] is not obs["queue"]
+        for done, info in zip(dones, infos, strict=True):
+            if done:
+                assert {"episode", "terminal_observation", "metrics"} <= set(info)
+        obs = new
+    venv.close()

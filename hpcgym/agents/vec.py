@@ -1,0 +1,193 @@
+"""A lean in-process VecEnv for masked training: masks from the step's info, no copies.
+
+SB3's ``DummyVecEnv`` (with a ``Monitor`` per env) is general, and pays for it on every step:
+it deep-copies the whole info list and the observation buffers, and sb3-contrib's MaskablePPO
+then asks every env for ``action_masks()`` through ``env_method`` (a wrapper-chain lookup per
+env). :class:`MaskVecEnv` does the same work without those costs:
+
+* the masks come with the step: each env's ``info["action_mask"]`` (after any wrapper, such as
+  :class:`~hpcgym.agents.guard.ResizeBudget`, narrowed it) is kept, and ``env_method
+  ("action_masks")`` returns the kept masks without calling into the envs;
+* observations are stacked into fresh arrays (the rollout buffer keeps the previous step's
+  observation while the next one is produced, so a shared buffer would be overwritten), and the
+  info dicts, which the env builds anew at every step, are passed on without a copy;
+* episode returns and lengths are counted as ``Monitor`` counts them (``info["episode"]`` with
+  ``r``, ``l``, ``t``), so SB3's logger and the metrics callback see the same values.
+
+Seeding is ``DummyVecEnv``'s: env ``i`` is reset with ``seed + i`` at the first reset (and its
+action space seeded with ``seed + i``), then continues its own generator; so training through
+either VecEnv gives the same agent (tested).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from stable_baselines3.common.vec_env.base_vec_env import (
+    VecEnv,
+    VecEnvIndices,
+    VecEnvObs,
+    VecEnvStepReturn,
+)
+
+MASK_METHOD = "action_masks"
+
+
+class MaskVecEnv(VecEnv):
+    """Envs stepped in turn in this process; masks read from their step infos.
+
+    Args:
+        env_fns: One constructor per env (as for ``DummyVecEnv``); each env must put its legal
+            entries in ``info["action_mask"]`` at ``reset`` and ``step`` (hpcgym's envs do).
+    """
+
+    def __init__(self, env_fns: Sequence[Callable[[], gym.Env[Any, Any]]]) -> None:
+        self.envs = [fn() for fn in env_fns]
+        env = self.envs[0]
+        super().__init__(len(self.envs), env.observation_space, env.action_space)
+        space = env.observation_space
+        self._keys: list[str] | None = (
+            list(space.spaces) if isinstance(space, spaces.Dict) else None
+        )
+        self._masks: list[np.ndarray | None] = [None] * self.num_envs
+        self._rewards: list[list[float]] = [[] for _ in self.envs]
+        self._t_start = time.time()
+        self._actions: np.ndarray = np.zeros(self.num_envs, dtype=np.int64)
+        self.metadata = env.metadata
+
+    # ------------------------------------------------------------------ stepping
+    def reset(self) -> VecEnvObs:
+        """Reset every env (with the seeds and options set since the last reset)."""
+        obs = []
+        for i, env in enumerate(self.envs):
+            options = {"options": self._options[i]} if self._options[i] else {}
+            o, info = env.reset(seed=self._seeds[i], **options)
+            self.reset_infos[i] = info
+            self._masks[i] = self._mask(i, info)
+            self._rewards[i] = []
+            obs.append(o)
+        self._reset_seeds()
+        self._reset_options()
+        return self._stack(obs)
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Keep the actions for :meth:`step_wait`."""
+        self._actions = actions
+
+    def step_wait(self) -> VecEnvStepReturn:
+        """Step every env; reset the finished ones (their last observation in the info)."""
+        n = self.num_envs
+        obs = []
+        rewards = np.zeros(n, dtype=np.float32)
+        dones = np.zeros(n, dtype=bool)
+        infos: list[dict[str, Any]] = []
+        for i, env in enumerate(self.envs):
+            o, r, terminated, truncated, info = env.step(self._actions[i])
+            rewards[i] = r
+            ep = self._rewards[i]
+            ep.append(float(r))
+            done = terminated or truncated
+            info["TimeLimit.truncated"] = truncated and not terminated
+            if done:
+                info["episode"] = {
+                    "r": round(sum(ep), 6),
+                    "l": len(ep),
+                    "t": round(time.time() - self._t_start, 6),
+                }
+                info["terminal_observation"] = o
+                o, self.reset_infos[i] = env.reset()
+                self._masks[i] = self._mask(i, self.reset_infos[i])
+                self._rewards[i] = []
+            else:
+                self._masks[i] = self._mask(i, info)
+            dones[i] = done
+            obs.append(o)
+            infos.append(info)
+        return self._stack(obs), rewards, dones, infos
+
+    def _mask(self, i: int, info: dict[str, Any]) -> np.ndarray | None:
+        return info.get("action_mask")  # None: not in the info, asked for when needed
+
+    def action_masks(self) -> np.ndarray:
+        """The current masks, one row per env."""
+        return np.stack(self.env_method(MASK_METHOD))
+
+    def _stack(self, obs: list[Any]) -> VecEnvObs:
+        if self._keys is None:
+            return np.stack(obs)
+        return {k: np.stack([o[k] for o in obs]) for k in self._keys}
+
+    # ------------------------------------------------------------------ VecEnv plumbing
+    def close(self) -> None:
+        """Close every env."""
+        for env in self.envs:
+            env.close()
+
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        """Each env's ``render()`` (``rgb_array`` mode)."""
+        return [env.render() for env in self.envs]  # type: ignore[misc]
+
+    def _targets(self, indices: VecEnvIndices) -> list[int]:
+        return list(self._get_indices(indices))
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        """An attribute of each env (looked up through its wrappers)."""
+        return [self.envs[i].get_wrapper_attr(attr_name) for i in self._targets(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        """Set an attribute of each env (on its outermost wrapper)."""
+        for i in self._targets(indices):
+            setattr(self.envs[i], attr_name, value)
+
+    def env_method(
+        self,
+        method_name: str,
+        *method_args: Any,
+        indices: VecEnvIndices = None,
+        **method_kwargs: Any,
+    ) -> list[Any]:
+        """Call a method of each env; ``action_masks`` returns the masks of the last step."""
+        targets = self._targets(indices)
+        if method_name == MASK_METHOD and not method_args and not method_kwargs:
+            masks = [self._masks[i] for i in targets]
+            if all(m is not None for m in masks):
+                return masks
+        return [
+            self.envs[i].get_wrapper_attr(method_name)(*method_args, **method_kwargs)
+            for i in targets
+        ]
+
+    def env_is_wrapped(
+        self, wrapper_class: type[gym.Wrapper[Any, Any, Any, Any]], indices: VecEnvIndices = None
+    ) -> list[bool]:
+        """Whether each env is wrapped by ``wrapper_class``."""
+        from stable_baselines3.common.env_util import is_wrapped
+
+        return [is_wrapped(self.envs[i], wrapper_class) for i in self._targets(indices)]
+
+
+def make_mask_vec_env(
+    env_id: str,
+    n_envs: int,
+    seed: int,
+    env_kwargs: dict[str, Any],
+    wrapper: Callable[[gym.Env[Any, Any]], gym.Env[Any, Any]] | None = None,
+) -> MaskVecEnv:
+    """``make_vec_env``'s seeding and wrapping, on a :class:`MaskVecEnv` (no ``Monitor``)."""
+
+    def make(rank: int) -> Callable[[], gym.Env[Any, Any]]:
+        def build() -> gym.Env[Any, Any]:
+            env = gym.make(env_id, **env_kwargs)
+            env.action_space.seed(seed + rank)
+            return wrapper(env) if wrapper is not None else env
+
+        return build
+
+    venv = MaskVecEnv([make(i) for i in range(n_envs)])
+    venv.seed(seed)
+    return venv
