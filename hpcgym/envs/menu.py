@@ -227,7 +227,7 @@ class ActionMenu:
             qlist = qrows.tolist()
             levels = cfg.start_levels
             start = np.stack([self._start_sizes(ledger, cap, qrows, lvl) for lvl in levels], 1)
-            fits = start[:, 0] > 0
+            fits = (start[:, 0] > 0).tolist()
             legal = start.ravel() > 0
             mask[off : off + start.size] = legal
             any_start = bool(legal.any())

@@ -14,14 +14,18 @@ KINDS = (JobKind.RIGID, JobKind.MOLDABLE, JobKind.MALLEABLE, JobKind.EVOLVING)
 RULES = (SizeRule.ANY, SizeRule.POWER_OF_TWO, SizeRule.MULTIPLE)
 """Size-rule codes: the index in this tuple."""
 _FLEXIBLE = (JobKind.MOLDABLE, JobKind.MALLEABLE)
+# Enum members as module constants (attribute access on an Enum class is slow on 3.11).
+_ANY = SizeRule.ANY
 
 
-def _start_sizes(spec: JobSpec) -> list[int]:
+def _start_range(spec: JobSpec) -> tuple[int, int]:
+    """Smallest and largest start sizes of ``spec``."""
     if spec.kind not in _FLEXIBLE:
-        return [spec.nodes]
-    if spec.size_rule is SizeRule.ANY:
-        return [spec.min_nodes, spec.max_nodes]
-    return spec.sizes().tolist() or [spec.nodes]
+        return spec.nodes, spec.nodes
+    if spec.size_rule is _ANY:
+        return spec.min_nodes, spec.max_nodes
+    sizes = spec.sizes().tolist() or [spec.nodes]
+    return sizes[0], sizes[-1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +61,8 @@ class JobTable:
         """The table of ``specs``."""
         n = len(specs)
 
+        ranges = [_start_range(s) for s in specs]
+
         def col(values: Sequence[float], dtype: type = np.float64) -> np.ndarray:
             out: np.ndarray = np.array(values, dtype=dtype).reshape(n)
             out.flags.writeable = False  # shared by every episode of the workload
@@ -81,8 +87,8 @@ class JobTable:
                 [s.evolution[1].nodes if len(s.evolution) > 1 else 0 for s in specs], np.int64
             ),
             flexible=col([s.kind in _FLEXIBLE for s in specs], np.bool_),
-            size_min=col([_start_sizes(s)[0] for s in specs], np.int64),
-            size_max=col([_start_sizes(s)[-1] for s in specs], np.int64),
+            size_min=col([r[0] for r in ranges], np.int64),
+            size_max=col([r[1] for r in ranges], np.int64),
         )
 
     def slice(self, start: int, stop: int) -> JobTable:
