@@ -43,17 +43,31 @@ class DecisionGuard:
         self._entries = np.concatenate(entries, axis=1) if entries else None
         # c / (c + 1) >= budget / (budget + 1), with a margin for float32 rounding.
         self._threshold = budget / (budget + 1.0) - 1e-4
+        self._keep: dict[bytes, np.ndarray | None] = {}
+        """0/1 factors by the over-budget pattern of the running slots (None: none over)."""
 
     def restrict(self, mask: np.ndarray, obs: dict[str, np.ndarray]) -> np.ndarray:
         """``mask`` without the resizes of jobs over budget (a new array when changed)."""
         if self._entries is None:
             return mask
-        over = np.flatnonzero(obs["running"][:, RECONFIG_FEATURE] >= self._threshold)
-        if not over.size:
-            return mask
-        out = mask.copy()
-        out[self._entries[over].ravel()] = 0
-        return out
+        over = obs["running"][:, RECONFIG_FEATURE] >= self._threshold
+        key = over.tobytes()
+        try:
+            keep = self._keep[key]
+        except KeyError:
+            keep = self._factors(over, mask.size, mask.dtype)
+        return mask if keep is None else np.multiply(mask, keep)
+
+    def _factors(self, over: np.ndarray, size: int, dtype: np.dtype[Any]) -> np.ndarray | None:
+        assert self._entries is not None
+        keep: np.ndarray | None = None
+        if over.any():
+            keep = np.ones(size, dtype=dtype)
+            keep[self._entries[np.flatnonzero(over)].ravel()] = 0
+        if len(self._keep) >= 4096:  # bounded: at most 2 ** slots patterns exist
+            self._keep.clear()
+        self._keep[over.tobytes()] = keep
+        return keep
 
 
 class ResizeBudget(gym.Wrapper[Any, Any, Any, Any]):
