@@ -77,7 +77,7 @@ class TrainConfig:
     progress: bool = False
     verbose: int = 0
     pretrain: str | None = None
-    """Clone this expert first (``hpcgym.agents.imitation.EXPERTS``); MaskablePPO only."""
+    """Clone this expert first (``hpcgym.agents.imitation.expert_names``); MaskablePPO only."""
     pretrain_episodes: int = 20
     pretrain_epochs: int = 10
 
@@ -217,6 +217,8 @@ def pretrain(model: Any, cfg: TrainConfig, env_kwargs: dict[str, Any]) -> dict[s
         "epochs": cfg.pretrain_epochs,
         "loss_first": round(losses[0], 4),
         "loss_last": round(losses[-1], 4),
+        "inexpressible": dict(demos.inexpressible),
+        "approximated": demos.approximated,
         "seconds": round(time.perf_counter() - t0, 2),
     }
 
@@ -306,6 +308,7 @@ def run(args: argparse.Namespace) -> int:
         verbose=args.verbose,
         pretrain=args.pretrain,
         pretrain_episodes=args.pretrain_episodes,
+        pretrain_epochs=args.pretrain_epochs,
     )
     r = train(cfg)
     print(
@@ -317,6 +320,16 @@ def run(args: argparse.Namespace) -> int:
     print(f"agent: {r.agent}  (evaluate: hpcgym evaluate --env {cfg.env_id} --policy {r.agent})")
     print(f"run folder: {r.run_dir.resolve()}")
     return 0
+
+
+def expert_name(text: str) -> str:
+    """``--pretrain``'s value: a name of :func:`hpcgym.agents.imitation.expert_names`."""
+    from hpcgym.agents.imitation import expert_names
+
+    names = expert_names()
+    if text not in names:
+        raise argparse.ArgumentTypeError(f"unknown expert {text!r}; choose from {', '.join(names)}")
+    return text
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -350,9 +363,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--verbose", type=int, default=0)
     p.add_argument(
         "--pretrain",
-        choices=("fcfs", "first-fit"),
+        type=expert_name,
         default=None,
-        help="behaviour-clone this expert's env actions before MaskablePPO",
+        metavar="EXPERT",
+        help="behaviour-clone this expert's env actions before MaskablePPO: a menu policy "
+        "(fcfs, first-fit) or any baseline name (easy, mebf, ...; through the env adapter)",
     )
     p.add_argument("--pretrain-episodes", type=int, default=20, help="demonstration episodes")
+    p.add_argument("--pretrain-epochs", type=int, default=10, help="cloning epochs")
     p.set_defaults(func=run)

@@ -141,3 +141,24 @@ def test_mask_vec_env_returns_the_masks_of_the_step_and_fresh_observations() -> 
                 assert {"episode", "terminal_observation", "metrics"} <= set(info)
         obs = new
     venv.close()
+
+
+def test_train_cli_pretrains_from_any_baseline_and_names_the_experts_on_a_typo(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bc-easy"
+    argv = ["train", "--env", "hpcgym/Rigid-v0", "--timesteps", "64", "--pretrain", "easy"]
+    argv += ["--pretrain-episodes", "1", "--pretrain-epochs", "2", "--env-kwargs"]
+    argv += ['{"n_jobs": 16}', "--hp", "n_steps=32", "--hp", "batch_size=32", "--hp"]
+    argv += ["n_epochs=1", "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
+    record = json.loads((out / "hyperparams.json").read_text())["pretrain"]
+    assert record["expert"] == "easy" and record["samples"] > 0 and record["epochs"] == 2
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "--pretrain", "eazy", "--out", str(tmp_path / "x")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown expert 'eazy'" in err
+    assert all(name in err for name in ("fcfs", "first-fit", "easy", "mebf", "sjf"))
+    assert not (tmp_path / "x").exists()
