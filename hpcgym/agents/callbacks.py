@@ -71,6 +71,14 @@ class TimedVecEnv(VecEnvWrapper):
             self.first_reset_seconds = time.perf_counter() - t0
         return obs
 
+    def step(self, actions: np.ndarray) -> Any:
+        """Step the envs, timed once (``step_async`` then ``step_wait``)."""
+        return self._timed(self._step, actions)
+
+    def _step(self, actions: np.ndarray) -> Any:
+        self.venv.step_async(actions)
+        return self.venv.step_wait()
+
     def step_async(self, actions: np.ndarray) -> None:
         """Send the actions, timed."""
         self._timed(self.venv.step_async, actions)
