@@ -226,10 +226,10 @@ class ActionMenu:
             qrows = self._order(ledger, cap, queued)
             qlist = qrows.tolist()
             rooms = None if ledger.simple else self._rooms(ledger, cap, qrows)
-            room = None if rooms is None else rooms[0]
+            qroom = None if rooms is None else rooms[0]
             levels = cfg.start_levels
             start = np.stack(
-                [self._start_sizes(ledger, cap, qrows, lvl, room) for lvl in levels], 1
+                [self._start_sizes(ledger, cap, qrows, lvl, qroom) for lvl in levels], 1
             )
             fits = (start[:, 0] > 0).tolist()
             legal = start.ravel() > 0
@@ -294,6 +294,7 @@ class ActionMenu:
             cosched = np.zeros((qrows.size, len(cfg.coschedule_levels)), dtype=np.int64)
             req = ledger.req[qrows]
             for c, frac in enumerate(cfg.coschedule_levels):
+                room: np.ndarray | int
                 if rooms is not None:
                     room = rooms[1 + c]
                 else:
@@ -321,11 +322,12 @@ class ActionMenu:
                 srows = np.array(slist, dtype=np.int64)
                 dyn = ledger.dyn_rows
                 saved = np.array([dyn[r][SIZE] for r in slist])
+                sroom: np.ndarray | int
                 if rooms is not None:
-                    room = rooms[-1]
+                    sroom = rooms[-1]
                 else:
-                    room = cap.best_room(ledger.cpu_need[srows], ledger.mem[srows], ledger.simple)
-                resume = saved <= room
+                    sroom = cap.best_room(ledger.cpu_need[srows], ledger.mem[srows], ledger.simple)
+                resume = saved <= sroom
                 self._put(mask, "resume", resume)
         return Decision(
             qlist,
