@@ -225,44 +225,16 @@ class ActionMenu:
             mask = self._template.copy()
             qrows = self._order(ledger, cap, queued)
             qlist = qrows.tolist()
-            rooms = None if ledger.simple else self._rooms(ledger, cap, qrows)
-            qroom = None if rooms is None else rooms[0]
             levels = cfg.start_levels
-            start = np.stack(
-                [self._start_sizes(ledger, cap, qrows, lvl, qroom) for lvl in levels], 1
-            )
+            start = np.stack([self._start_sizes(ledger, cap, qrows, lvl) for lvl in levels], 1)
             fits = (start[:, 0] > 0).tolist()
             legal = start.ravel() > 0
             mask[off : off + start.size] = legal
             any_start = bool(legal.any())
-            d = self._rest(ledger, cap, qlist, start, fits, mask, rooms)
-            after = self._after_start
-            d.choice = any_start or (after < self.n and bool(mask[after:].any()))
-            return d
         d = self._rest(ledger, cap, qlist, start, fits, mask)
         after = self._after_start
         d.choice = any_start or (after < self.n and bool(mask[after:].any()))
         return d
-
-    def _rooms(self, ledger: JobLedger, cap: Capacity, qrows: np.ndarray) -> list[np.ndarray]:
-        """Room counts (most nodes in one cluster) for the tasks of a non-simple ledger.
-
-        For the queue window's tasks, for them at each co-scheduling share, and for the
-        suspended window's tasks (when the menu resumes): one batched count.
-        """
-        cfg = self.cfg
-        need, mem = ledger.cpu_need[qrows], ledger.mem[qrows]
-        shares, mems = [need], [mem]
-        for frac in cfg.coschedule_levels:
-            shares.append(need * frac)
-            mems.append(mem)
-        if cfg.suspend:
-            srows = np.array(ledger.suspended[: cfg.suspended_slots], dtype=np.int64)
-            shares.append(ledger.cpu_need[srows])
-            mems.append(ledger.mem[srows])
-        sizes = np.cumsum([x.size for x in shares])[:-1]
-        counts = cap.room(np.concatenate(shares), np.concatenate(mems)).max(axis=1)
-        return np.split(counts, sizes)
 
     def _order(self, ledger: JobLedger, cap: Capacity, queued: list[int]) -> np.ndarray:
         cfg = self.cfg
@@ -284,9 +256,7 @@ class ActionMenu:
         start: Any,
         fits: Any,
         mask: np.ndarray,
-        rooms: list[np.ndarray] | None = None,
     ) -> Decision:
-        """The other blocks; ``rooms`` from :meth:`_rooms` when the ledger is not simple."""
         cfg = self.cfg
         cosched = _NONE2
         if cfg.coschedule_levels and qlist:
@@ -294,12 +264,8 @@ class ActionMenu:
             cosched = np.zeros((qrows.size, len(cfg.coschedule_levels)), dtype=np.int64)
             req = ledger.req[qrows]
             for c, frac in enumerate(cfg.coschedule_levels):
-                room: np.ndarray | int
-                if rooms is not None:
-                    room = rooms[1 + c]
-                else:
-                    share = ledger.cpu_need[qrows] * frac
-                    room = cap.best_room(share, ledger.mem[qrows], False)
+                share = ledger.cpu_need[qrows] * frac
+                room = cap.best_room(share, ledger.mem[qrows], False)
                 cosched[:, c] = np.where(req <= room, req, 0)
             self._put(mask, "coschedule", cosched > 0)
         holding = ledger.holding
@@ -322,12 +288,8 @@ class ActionMenu:
                 srows = np.array(slist, dtype=np.int64)
                 dyn = ledger.dyn_rows
                 saved = np.array([dyn[r][SIZE] for r in slist])
-                sroom: np.ndarray | int
-                if rooms is not None:
-                    sroom = rooms[-1]
-                else:
-                    sroom = cap.best_room(ledger.cpu_need[srows], ledger.mem[srows], ledger.simple)
-                resume = saved <= sroom
+                room = cap.best_room(ledger.cpu_need[srows], ledger.mem[srows], ledger.simple)
+                resume = saved <= room
                 self._put(mask, "resume", resume)
         return Decision(
             qlist,
@@ -378,19 +340,9 @@ class ActionMenu:
         return out
 
     @staticmethod
-    def _start_sizes(
-        ledger: JobLedger,
-        cap: Capacity,
-        rows: np.ndarray,
-        level: str,
-        room: np.ndarray | int | None = None,
-    ) -> np.ndarray:
-        """Start size of each row at ``level`` where it is legal now, else 0.
-
-        ``room``: the rows' room counts when already computed.
-        """
-        if room is None:
-            room = cap.best_room(ledger.cpu_need[rows], ledger.mem[rows], ledger.simple)
+    def _start_sizes(ledger: JobLedger, cap: Capacity, rows: np.ndarray, level: str) -> np.ndarray:
+        """Start size of each row at ``level`` where it is legal now, else 0."""
+        room = cap.best_room(ledger.cpu_need[rows], ledger.mem[rows], ledger.simple)
         table = ledger.table
         if level == "req":
             size = ledger.req[rows]
