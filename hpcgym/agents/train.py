@@ -5,8 +5,14 @@ env id, ``default`` otherwise); the command line overrides the step budget, the 
 and any key (``--hp n_steps=256``). A run folder holds the agent (``agent.zip`` and its card
 ``agent.json``, see :mod:`hpcgym.agents.saved`), ``checkpoints/``, ``episodes.csv`` (one row per
 training episode, :class:`~hpcgym.agents.callbacks.EpisodeMetricsCallback`), ``tb/`` when
-tensorboard is importable, the resolved ``hyperparams.json`` and ``timing.json`` (env seconds
-against learner seconds).
+tensorboard is importable, the resolved ``hyperparams.json`` and ``timing.json`` (time inside
+the VecEnv against the learner's, in wall and CPU seconds, and the updates' CPU seconds; see
+:class:`~hpcgym.agents.callbacks.TimedVecEnv`).
+
+The envs run in this process in a :class:`~hpcgym.agents.vec.MaskVecEnv` (the action masks
+come with the step's info; the same agent as SB3's ``DummyVecEnv``, which ``--vec-env dummy``
+selects; ``--vec-env subproc`` runs them in worker processes, much slower here: the steps are
+short and every one is a round trip).
 
 CPU only; torch runs on ``threads`` threads (default 1: the networks are small and the envs
 share the process, so on 2 cores more intra-op threads only contend).
