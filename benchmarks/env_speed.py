@@ -24,7 +24,7 @@ import hpcgym  # noqa: F401  (registers the ids)
 from hpcgym.envs import PRESETS
 
 HEADING = "## Environment speed"
-REPEATS = 3
+REPEATS = 5
 
 
 def run(env: gym.Env[Any, Any], steps: int, seed: int) -> tuple[float, float, int]:
@@ -109,7 +109,9 @@ def main() -> int:
             "(process time) is the steadier one. Target: at least 20,000 steps/s on "
             "`hpcgym/Rigid-v0` (256-job windows of `lublin_256.swf`). The bare loop (a (32, 15) "
             "observation, a mask, a random legal action) is re-measured after each env, under "
-            "the same load, for the last column.",
+            "the same load, for the last column. Absolute figures move by a factor of 1.5 "
+            "with the machine's load; `docs/env.md` (Speed) compares commits interleaved in one "
+            "process instead.",
             "",
             *table,
             "",
