@@ -72,16 +72,18 @@ class ClusterEnv(gym.Env[Any, np.int64]):
     ## Rewards
 
     Dense; a name or a weighted mapping of names from ``bsld``, ``wait``, ``utilization``,
-    ``makespan``, ``reconfiguration`` (``hpcgym.envs.rewards``). Over a finished episode the
-    rewards sum to minus the weighted episode objective (read from ``hpcgym.sim.metrics``),
-    minus the invalid-action penalties. ``info["reward_parts"]`` holds each term's share.
+    ``makespan``, ``reconfiguration``, ``killed`` (``hpcgym.envs.rewards``). Over a finished
+    episode the rewards sum to minus the weighted episode objective (read from
+    ``hpcgym.sim.metrics``), minus the invalid-action penalties. ``info["reward_parts"]``
+    holds each term's share.
 
     ## Starting State
 
     ``reset(seed=..., options=...)`` picks the episode's jobs with ``self.np_random``: a window
     of ``n_jobs`` jobs at a random start (``episode="window"``) or a freshly generated case
-    (``"seeded"``); ``options`` may fix ``start``, ``workload_seed`` and ``n_jobs``. The engine
-    then runs to the first decision point.
+    (``"seeded"``); ``options`` may fix ``start``, ``workload_seed`` and ``n_jobs``, and
+    ``window_starts`` restricts the window's start to a list. The engine then runs to the first
+    decision point; ``env.unwrapped.episode`` describes the episode (read only).
 
     ## Episode End
 
