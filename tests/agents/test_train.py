@@ -162,3 +162,20 @@ def test_train_cli_pretrains_from_any_baseline_and_names_the_experts_on_a_typo(
     assert "unknown expert 'eazy'" in err
     assert all(name in err for name in ("fcfs", "first-fit", "easy", "mebf", "sjf"))
     assert not (tmp_path / "x").exists()
+
+
+def test_env_timer_counts_the_mask_fetch_and_passes_the_vec_env_through() -> None:
+    from hpcgym.agents.callbacks import TimedVecEnv
+    from hpcgym.agents.vec import make_mask_vec_env
+
+    venv = TimedVecEnv(make_mask_vec_env("hpcgym/Rigid-v0", 2, 0, {"n_jobs": 8}))
+    venv.reset()
+    after_reset = venv.env_seconds
+    assert venv.first_reset_seconds is not None and after_reset > 0
+    masks = venv.env_method("action_masks")
+    assert venv.env_seconds > after_reset and len(masks) == 2
+    before = venv.env_seconds
+    _, _, dones, _ = venv.step(np.array([np.flatnonzero(m)[0] for m in masks]))
+    assert venv.env_seconds > before and dones.shape == (2,)
+    assert venv.has_attr("action_masks") and venv.get_attr("render_mode") == [None, None]
+    venv.close()
