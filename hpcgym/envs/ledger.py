@@ -19,6 +19,7 @@ from hpcgym.envs.table import JobTable
 from hpcgym.sim.engine import EngineCore
 from hpcgym.sim.events import EventType
 from hpcgym.sim.job import Job, JobState
+from hpcgym.sim.metrics import progress_work
 
 PENDING, QUEUED, HOLDING, SUSPENDED, ENDED = 0, 1, 2, 3, 4
 
@@ -106,7 +107,6 @@ class JobLedger:
         self.reconfigurations = 0
         self.killed_work = 0.0
         """CPU-seconds of progress lost to walltime kills (at the requested size)."""
-        self.killed_scale: list[float] = (table.req * table.cpu_need).tolist()
         self.submitted = 0
         self.ended = 0
 
@@ -138,7 +138,7 @@ class JobLedger:
                 self.bsld_offset += s * inv
             elif kind is _COMPLETED or kind is _KILLED:
                 if kind is _KILLED:
-                    self.killed_work += self._progress(r, job) * self.killed_scale[r]
+                    self.killed_work += progress_work(job)
                 self.holding.remove(r)
                 self._unfinished_gone(r)
                 response = job.end_time - self.submit_list[r]
@@ -203,12 +203,6 @@ class JobLedger:
                 if r in dirty:
                     dirty.discard(r)
                     self._refresh(r)
-
-    def _progress(self, r: int, job: Job) -> float:
-        """Work done by the ended job of row ``r`` (seconds at its requested size)."""
-        base = self.step_base.get(r)
-        left = job.remaining
-        return job.spec.work - left if base is None else float(base[job.step + 1] - left)
 
     def _refresh(self, r: int) -> None:
         job = self.jobs[r]

@@ -17,11 +17,11 @@ sum to minus the potential at that point.
 | ``killed`` | work lost to walltime kills / total work | the same so far |
 
 The makespan lower bound is the larger of the submission span and the node-seconds of work
-over the platform's nodes. Work lost to a walltime kill is the progress the killed job had made
-(in seconds at its requested size, settled by the engine at the kill) times its requested tasks
-and CPU need; the total work is the same product over the episode's jobs. The engine's summary
-counts kills but not their work, so the env's ledger keeps this sum (``killed_work``), adding it
-at each kill: the reward is ``-lost / total`` at the step where a kill happens, 0 otherwise.
+over the platform's nodes. Work lost to a walltime kill is the progress the killed job had made,
+in CPU-seconds at its requested sizes (``hpcgym.sim.metrics.progress_work``, settled by the
+engine at the kill), over the workload's CPU-seconds of work (``total_demand_work``): the
+engine summary's ``normalized_lost_work``. The reward is ``-lost / total`` at the step where a
+kill happens, 0 otherwise.
 """
 
 from __future__ import annotations
@@ -129,15 +129,14 @@ class Killed(RewardTerm):
 
     def reset(self, ledger: JobLedger, sim: EngineCore) -> None:  # noqa: D102
         super().reset(ledger, sim)
-        area = float((ledger.work * ledger.req * ledger.cpu_need).sum())
-        self.scale = area if area > 0 else 1.0
+        work = sim.total_demand_work
+        self.scale = work if work > 0 else 1.0
 
     def potential(self, now: float) -> float:  # noqa: D102
         return self.ledger.killed_work / self.scale
 
     def objective(self, summary: Mapping[str, float]) -> float:  # noqa: D102
-        # Not in the engine's summary (it counts kills only): the ledger's exact sum.
-        return self.ledger.killed_work / self.scale
+        return summary["normalized_lost_work"]
 
 
 REWARDS: dict[str, type[RewardTerm]] = {

@@ -5,14 +5,18 @@ Per job (one row each, every submitted job present): ``wait`` (first start - sub
 ``bsld`` (bounded slowdown, ``max(1, response / max(run, tau))``), ``stretch`` (response / the
 job's time alone at its requested size, ``work``), ``bounded_stretch``
 (``max(response, tau) / max(work, tau)``), ``waste`` (CPU-seconds held without progress),
-and the reconfiguration, preemption and migration counts. Rejected jobs have NaN times (start,
-end and all durations); their rejection time stays on ``Job.end_time``.
+the reconfiguration, preemption and migration counts, and ``lost_work`` (a killed job's
+progress in CPU-seconds at its requested sizes, see :func:`progress_work`; 0 for other jobs).
+Rejected jobs have NaN times (start, end and all durations); their rejection time stays on
+``Job.end_time``.
 
 Per episode: counts per outcome, mean and max of the per-job metrics over started jobs,
 ``makespan`` (last end - first submission), ``utilization`` (allocated CPU-seconds over capacity
 x makespan), ``effective_utilization`` (CPU-seconds of progress over the same),
 ``normalized_underutilization`` (DFRS: the integral of ``min(capacity, demand) - useful`` over
-the workload's CPU-seconds of work) and ``energy`` (joules, node power linear in CPU load).
+the workload's CPU-seconds of work), ``lost_work`` (CPU-seconds of progress lost to walltime
+kills) and ``normalized_lost_work`` (the same over the workload's CPU-seconds of work) and
+``energy`` (joules, node power linear in CPU load).
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from hpcgym.sim.job import Job, JobState
+from hpcgym.sim.spec import JobKind
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,6 +40,11 @@ SLOWDOWN_FLOOR = 1.0
 
 _MEANS = ("wait", "response", "run", "slowdown", "bsld", "stretch", "bounded_stretch", "waste")
 _SUMS = ("reconfigurations", "preemptions", "migrations")
+# ``member.value`` is a property lookup per call on Python 3.11: read each once.
+_STATE_VALUES = {s: s.value for s in JobState}
+_KIND_VALUES = {k: k.value for k in JobKind}
+_KILLED = JobState.KILLED
+_EVOLVING = JobKind.EVOLVING
 
 
 @dataclass(frozen=True)
@@ -59,6 +71,25 @@ def bounded_slowdown(wait: np.ndarray, run: np.ndarray, tau: float = 10.0) -> np
     return np.maximum(1.0, (wait + run) / np.maximum(run, tau))
 
 
+def progress_work(job: Job) -> float:
+    """CPU-seconds of progress ``job`` has made, as last settled, at its requested sizes.
+
+    Non-evolving: ``(work - remaining) * nodes * cpu_need``; evolving: the finished steps'
+    ``duration * nodes`` plus the current step's done part, times ``cpu_need``. The scale is
+    that of ``EngineCore.total_demand_work``, so a job that completes has made exactly its share
+    of it. A killed job is settled at its kill, so this is the work its kill lost.
+    """
+    spec = job.spec
+    if spec.kind is _EVOLVING:
+        steps = spec.evolution
+        k = job.step
+        done = sum(s.duration * s.nodes for s in steps[:k])
+        done += (steps[k].duration - job.remaining) * steps[k].nodes
+    else:
+        done = (spec.work - job.remaining) * spec.nodes
+    return done * spec.cpu_need
+
+
 def job_columns(sim: EngineCore) -> dict[str, np.ndarray]:
     """The per-job metrics of ``sim`` as numpy arrays, in submission order."""
     jobs = list(sim.jobs.values())
@@ -83,8 +114,8 @@ def job_columns(sim: EngineCore) -> dict[str, np.ndarray]:
         col[~started] = np.nan
     return {
         "id": np.array([j.spec.id for j in jobs], dtype=np.int64),
-        "kind": np.array([j.spec.kind.value for j in jobs], dtype=object),
-        "state": np.array([j.state.value for j in jobs], dtype=object),
+        "kind": np.array([_KIND_VALUES[j.spec.kind] for j in jobs], dtype=object),
+        "state": np.array([_STATE_VALUES[j.state] for j in jobs], dtype=object),
         "submit": submit,
         "start": start,
         "end": end,
@@ -99,6 +130,9 @@ def job_columns(sim: EngineCore) -> dict[str, np.ndarray]:
         "reconfigurations": np.array([j.reconfigurations for j in jobs], dtype=np.int64),
         "preemptions": np.array([j.preemptions for j in jobs], dtype=np.int64),
         "migrations": np.array([j.migrations for j in jobs], dtype=np.int64),
+        "lost_work": np.array(
+            [progress_work(j) if j.state is _KILLED else 0.0 for j in jobs], dtype=float
+        ),
     }
 
 
@@ -131,6 +165,9 @@ def summarize(sim: EngineCore, columns: dict[str, np.ndarray]) -> dict[str, floa
     out["effective_utilization"] = sim.useful_area / area if area > 0 else 0.0
     work = sim.total_demand_work
     out["normalized_underutilization"] = sim.underutilization / work if work > 0 else 0.0
+    lost = float(columns["lost_work"].sum())
+    out["lost_work"] = lost
+    out["normalized_lost_work"] = lost / work if work > 0 else 0.0
     cfg = sim.config
     out["energy"] = cfg.idle_power * area + (cfg.busy_power - cfg.idle_power) * sim.alloc_area
     return out

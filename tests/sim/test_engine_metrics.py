@@ -8,7 +8,15 @@ import warnings
 import numpy as np
 import pytest
 
-from hpcgym.sim import FixedCost, Platform, SimConfig, Simulator, bounded_slowdown
+from hpcgym.sim import (
+    FixedCost,
+    JobKind,
+    JobSpec,
+    Platform,
+    SimConfig,
+    Simulator,
+    bounded_slowdown,
+)
 
 REL = 1e-12
 
@@ -254,3 +262,45 @@ def test_moldable_above_requested_size_is_not_negative_underutilization(build, d
     drive_sim(sim, {0.0: lambda s: s.start(1, 4, **kw)})
     assert sim.jobs[1].end_time == 20.0
     assert sim.result().summary["normalized_underutilization"] == 0.0
+
+
+def test_lost_work_is_the_progress_of_killed_jobs_in_cpu_seconds() -> None:
+    # 4 nodes. J1: rigid, 2 tasks, 30 s, walltime 20 -> killed at 20 having done 20 s x 2 tasks.
+    # J2: evolving, steps (10 s x 1 task, 10 s x 2 tasks), walltime 15, granted at once -> killed
+    # at 15: 10 x 1 + 5 x 2 = 20 CPU-s.
+    jobs = [
+        JobSpec(1, 0.0, work=30.0, nodes=2, walltime=20.0),
+        JobSpec(
+            2,
+            0.0,
+            work=0.0,
+            nodes=1,
+            kind=JobKind.EVOLVING,
+            evolution=((10.0, 1), (10.0, 2)),
+            walltime=15.0,
+        ),
+    ]
+    sim = Simulator(Platform.single(4), jobs)
+    while sim.advance():
+        for job_id in list(sim.queue):
+            sim.start(job_id)
+        for job in list(sim.running.values()):
+            if job.request:
+                sim.grant(job.id)
+    res = sim.result()
+    lost = dict(zip(res.columns["id"].tolist(), res.columns["lost_work"].tolist(), strict=True))
+    assert lost == {1: 40.0, 2: 20.0}
+    assert res.summary["lost_work"] == 60.0
+    # The workload's CPU-seconds: 30 x 2 + (10 x 1 + 10 x 2) = 90.
+    assert sim.total_demand_work == 90.0
+    assert res.summary["normalized_lost_work"] == pytest.approx(60.0 / 90.0)
+
+
+def test_completed_jobs_lose_no_work() -> None:
+    sim = Simulator(Platform.single(2), [JobSpec(1, 0.0, work=5.0, nodes=2, walltime=10.0)])
+    while sim.advance():
+        for job_id in list(sim.queue):
+            sim.start(job_id)
+    res = sim.result()
+    assert res.columns["lost_work"].tolist() == [0.0]
+    assert (res.summary["lost_work"], res.summary["normalized_lost_work"]) == (0.0, 0.0)
