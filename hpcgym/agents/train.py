@@ -157,8 +157,8 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
     module = cfg.env_id.split("/")[0]
     n_envs = int(hp.get("n_envs", 1))
     if vec_kind == "mask":
-        guard = (lambda env: ResizeBudget(env, int(budget))) if budget is not None else None
-        base: Any = make_mask_vec_env(cfg.env_id, n_envs, cfg.seed, env_kwargs, guard)
+        limit = None if budget is None else int(budget)
+        base: Any = make_mask_vec_env(cfg.env_id, n_envs, cfg.seed, env_kwargs, limit)
     else:
         base = make_vec_env(
             f"{module}:{cfg.env_id}" if module == "hpcgym" else cfg.env_id,

@@ -5,9 +5,9 @@ it deep-copies the whole info list and the observation buffers, and sb3-contrib'
 then asks every env for ``action_masks()`` through ``env_method`` (a wrapper-chain lookup per
 env). :class:`MaskVecEnv` does the same work without those costs:
 
-* the masks come with the step: each env's ``info["action_mask"]`` (after any wrapper, such as
-  :class:`~hpcgym.agents.guard.ResizeBudget`, narrowed it) is kept, and ``env_method
-  ("action_masks")`` returns the kept masks without calling into the envs;
+* the masks come with the step: each env's ``info["action_mask"]`` (narrowed by the resize
+  guard when there is one, as :class:`~hpcgym.agents.guard.ResizeBudget` does) is kept, and
+  ``env_method("action_masks")`` returns the kept masks without calling into the envs;
 * observations are stacked into fresh arrays (the rollout buffer keeps the previous step's
   observation while the next one is produced, so a shared buffer would be overwritten), and the
   info dicts, which the env builds anew at every step, are passed on without a copy;
@@ -21,6 +21,7 @@ either VecEnv gives the same agent (tested).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -35,6 +36,9 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvStepReturn,
 )
 
+from hpcgym.agents.guard import DecisionGuard
+from hpcgym.agents.layout import menu_blocks
+
 MASK_METHOD = "action_masks"
 
 
@@ -44,10 +48,21 @@ class MaskVecEnv(VecEnv):
     Args:
         env_fns: One constructor per env (as for ``DummyVecEnv``); each env must put its legal
             entries in ``info["action_mask"]`` at ``reset`` and ``step`` (hpcgym's envs do).
+        resize_budget: Narrow every mask by :class:`~hpcgym.agents.guard.DecisionGuard` with
+            this budget, as the :class:`~hpcgym.agents.guard.ResizeBudget` wrapper does (the
+            narrowed mask replaces ``info["action_mask"]``), without a wrapper layer.
     """
 
-    def __init__(self, env_fns: Sequence[Callable[[], gym.Env[Any, Any]]]) -> None:
+    def __init__(
+        self,
+        env_fns: Sequence[Callable[[], gym.Env[Any, Any]]],
+        resize_budget: int | None = None,
+    ) -> None:
         self.envs = [fn() for fn in env_fns]
+        self._guards = [
+            None if resize_budget is None else DecisionGuard(menu_blocks(e), resize_budget)
+            for e in self.envs
+        ]
         env = self.envs[0]
         super().__init__(len(self.envs), env.observation_space, env.action_space)
         space = env.observation_space
@@ -72,7 +87,7 @@ class MaskVecEnv(VecEnv):
             options = {"options": self._options[i]} if self._options[i] else {}
             o, info = env.reset(seed=self._seeds[i], **options)
             self.reset_infos[i] = info
-            self._masks[i] = self._mask(i, info)
+            self._masks[i] = self._mask(i, info, o)
             self._rewards[i] = []
             obs.append(o)
         self._reset_seeds()
@@ -105,17 +120,21 @@ class MaskVecEnv(VecEnv):
                 }
                 info["terminal_observation"] = o
                 o, self.reset_infos[i] = env.reset()
-                self._masks[i] = self._mask(i, self.reset_infos[i])
+                self._masks[i] = self._mask(i, self.reset_infos[i], o)
                 self._rewards[i] = []
             else:
-                self._masks[i] = self._mask(i, info)
+                self._masks[i] = self._mask(i, info, o)
             dones[i] = done
             obs.append(o)
             infos.append(info)
         return self._stack(obs), rewards, dones, infos
 
-    def _mask(self, i: int, info: dict[str, Any]) -> np.ndarray | None:
-        return info.get("action_mask")  # None: not in the info, asked for when needed
+    def _mask(self, i: int, info: dict[str, Any], obs: Any) -> np.ndarray | None:
+        mask = info.get("action_mask")  # None: not in the info, asked for when needed
+        guard = self._guards[i]
+        if guard is not None and mask is not None:
+            mask = info["action_mask"] = guard.restrict(mask, obs)
+        return mask
 
     def action_masks(self) -> np.ndarray:
         """The current masks, one row per env."""
@@ -190,20 +209,25 @@ def make_mask_vec_env(
     n_envs: int,
     seed: int,
     env_kwargs: dict[str, Any],
-    wrapper: Callable[[gym.Env[Any, Any]], gym.Env[Any, Any]] | None = None,
+    resize_budget: int | None = None,
 ) -> MaskVecEnv:
-    """``make_vec_env``'s seeding and wrapping, on a :class:`MaskVecEnv` (no ``Monitor``)."""
+    """``make_vec_env``'s seeding on a :class:`MaskVecEnv` (no ``Monitor``, no wrappers).
+
+    ``gym.make`` adds two wrappers that only act before the first step: the passive checker
+    (checks the first reset and step; the env's own tests check its API) and order
+    enforcement (``ClusterEnv.step`` itself refuses to run before a reset). Both are left out,
+    so each step calls the env directly.
+    """
+    spec = dataclasses.replace(gym.spec(env_id), order_enforce=False)
 
     def make(rank: int) -> Callable[[], gym.Env[Any, Any]]:
         def build() -> gym.Env[Any, Any]:
-            # The passive checker only checks the first reset and step (the env's own tests
-            # check its API); without it every step goes through one wrapper less.
-            env = gym.make(env_id, disable_env_checker=True, **env_kwargs)
+            env = gym.make(spec, disable_env_checker=True, **env_kwargs)
             env.action_space.seed(seed + rank)
-            return wrapper(env) if wrapper is not None else env
+            return env
 
         return build
 
-    venv = MaskVecEnv([make(i) for i in range(n_envs)])
+    venv = MaskVecEnv([make(i) for i in range(n_envs)], resize_budget)
     venv.seed(seed)
     return venv
