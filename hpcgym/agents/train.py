@@ -24,6 +24,7 @@ import argparse
 import importlib.util
 import json
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -251,7 +252,10 @@ def train(cfg: TrainConfig) -> TrainResult:
         importlib.util.find_spec(m) is not None for m in ("tqdm", "rich")
     )
     t0, c0 = time.perf_counter(), time.process_time()
-    model.learn(int(hp["n_timesteps"]), callback=CallbackList(callbacks), progress_bar=progress)
+    with warnings.catch_warnings():
+        # SB3's bar is tqdm.rich, which warns on every run that it is experimental.
+        warnings.filterwarnings("ignore", message="rich is experimental")
+        model.learn(int(hp["n_timesteps"]), callback=CallbackList(callbacks), progress_bar=progress)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     agent = save_agent(model, card, run_dir / "agent")
     for ckpt in sorted((run_dir / "checkpoints").glob("*.zip")):
