@@ -64,6 +64,7 @@ import numpy as np
 
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.evolving_online import EvolvingListScheduler
+from hpcgym.baselines.mebf import MEBF
 from hpcgym.baselines.registry import make
 from hpcgym.errors import HpcGymError
 from hpcgym.sim import SimConfig, Simulator
@@ -305,7 +306,8 @@ class BaselinePolicy:
     The interface is the benchmark's env policy (``hpcgym.bench.policies.EnvPolicy``):
     ``bind(env)`` once, then ``act(obs, mask)`` per step (``reset(seed)`` is optional: a new
     episode is recognised by the env's new engine). ``env_overrides`` lists the env arguments the
-    scheduler's setting needs (``kill_on_walltime=False`` for MEBF and SD-Policy).
+    scheduler needs: its setting's (``kill_on_walltime=False`` for MEBF and SD-Policy) and, for
+    MEBF, the menu levels its commands are targets of (:func:`mebf_levels`).
 
     Args:
         scheduler: A scheduler, or a registered name (``hpcgym.baselines.names()``).
@@ -336,12 +338,14 @@ class BaselinePolicy:
         self.stats = AdapterStats()
         _, cfg = self.scheduler.setting([], SimConfig())
         self.env_overrides: dict[str, Any] = {}
-        """Env arguments the scheduler's setting needs (``kill_on_walltime``)."""
+        """Env arguments the scheduler needs (``kill_on_walltime``, MEBF's levels)."""
         if not cfg.kill_on_walltime:
             self.env_overrides["kill_on_walltime"] = False
         if isinstance(self.scheduler, EvolvingListScheduler):
             # Its wake-ups may fall at decision points the env would skip.
             self.env_overrides["skip_trivial"] = False
+        if isinstance(self.scheduler, MEBF):
+            self.env_overrides.update(mebf_levels(self.scheduler))
         self._env: Any = None
         self._esim: Simulator | None = None
         self._shadow: _Shadow | None = None
@@ -628,6 +632,22 @@ class BaselinePolicy:
         )
         if not same:
             raise AdapterDivergence(f"the env's engine and the shadow differ at t={esim.now:g}")
+
+
+def mebf_levels(scheduler: MEBF) -> dict[str, tuple[str, ...]]:
+    """The menu levels MEBF's commands are targets of (``BaselinePolicy.env_overrides``).
+
+    Starts at the requested size (``req``) or, elastic jobs, the largest size that fits
+    (``fit``); shrinks by its share factor (``cut<f>``); expands to the largest size that fits
+    (Handoff, Intensive: ``fit``) or by the Spare ratio of the idle nodes (``spare<f>``).
+    """
+    cfg = scheduler.config
+    expand = f"spare{cfg.spare_ratio!r}" if cfg.policy == "spare" else "fit"
+    return {
+        "start_levels": ("req", "fit"),
+        "shrink_levels": (f"cut{cfg.share_factor!r}",),
+        "expand_levels": (expand,),
+    }
 
 
 def as_env_policy(scheduler: BaseScheduler | str, **kwargs: Any) -> BaselinePolicy:

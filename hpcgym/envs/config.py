@@ -14,8 +14,36 @@ SHRINK_LEVELS = ("one", "half", "min")
 """Shrink targets: next accepted size down, largest accepted ``<= size // 2`` (or min), min."""
 EXPAND_LEVELS = ("one", "double", "fit")
 """Expand targets: next accepted size up, largest accepted ``<= 2 * size``, largest that fits."""
+SHRINK_CUT = "cut"
+"""Opt-in shrink level ``"cut<f>"`` (``0 < f < 1``, e.g. ``"cut0.4"``): release
+``max(1, floor(f * size))`` tasks, to the largest accepted size ``<=`` what is left (MEBF's
+shrink by a share of the job's size)."""
+EXPAND_SPARE = "spare"
+"""Opt-in expand level ``"spare<f>"`` (``0 < f <= 1``, e.g. ``"spare0.5"``): grow by at most
+``floor(f * room)`` tasks, ``room`` the tasks the job's cluster has room for, to the largest
+accepted size ``<=`` that (MEBF's Spare expand policy)."""
 QUEUE_ORDERS = ("fcfs", "fits_first", "sjf")
 EPISODE_MODES = ("window", "seeded")
+
+
+def level_fraction(name: str, prefix: str) -> float | None:
+    """The fraction ``f`` of a level named ``prefix + str(f)``, or ``None`` if not one."""
+    if not name.startswith(prefix):
+        return None
+    try:
+        return float(name[len(prefix) :])
+    except ValueError:
+        return None
+
+
+def _check_level(name: str, value: str, named: tuple[str, ...], prefix: str, one: bool) -> None:
+    """Raise unless ``value`` is in ``named`` or ``prefix<f>``, ``0 < f < 1`` (or 1: ``one``)."""
+    if value in named:
+        return
+    f = level_fraction(value, prefix)
+    if f is None or not (0.0 < f < 1.0 or (one and f == 1.0)):
+        top = "<= 1" if one else "< 1"
+        raise SpecError(f"{name}: {value!r} is not one of {named} nor {prefix}<f>, 0 < f {top}")
 
 
 @dataclass(frozen=True)
@@ -42,8 +70,10 @@ class EnvConfig:
         start_levels: Sizes a queued job can be started at (names from ``START_LEVELS``).
         coschedule_levels: CPU share levels (fractions of the job's CPU need, in (0, 1)) at which
             a queued job can be started onto nodes it shares with others.
-        shrink_levels: Shrink targets of running malleable jobs (``SHRINK_LEVELS``).
-        expand_levels: Expand targets of running malleable jobs (``EXPAND_LEVELS``).
+        shrink_levels: Shrink targets of running malleable jobs (``SHRINK_LEVELS``, or
+            ``"cut<f>"``: see ``SHRINK_CUT``).
+        expand_levels: Expand targets of running malleable jobs (``EXPAND_LEVELS``, or
+            ``"spare<f>"``: see ``EXPAND_SPARE``).
         grant: Whether the menu has "grant the pending request of running slot r".
         suspend: Whether the menu has "suspend running slot r" and "resume suspended slot s".
         queue_order: ``"fcfs"`` (submission order), ``"fits_first"`` (jobs that can start now
@@ -96,9 +126,9 @@ class EnvConfig:
         for lvl in self.start_levels:
             self._check_choice("start_levels", lvl, START_LEVELS)
         for lvl in self.shrink_levels:
-            self._check_choice("shrink_levels", lvl, SHRINK_LEVELS)
+            _check_level("shrink_levels", lvl, SHRINK_LEVELS, SHRINK_CUT, False)
         for lvl in self.expand_levels:
-            self._check_choice("expand_levels", lvl, EXPAND_LEVELS)
+            _check_level("expand_levels", lvl, EXPAND_LEVELS, EXPAND_SPARE, True)
         if not self.start_levels:
             raise SpecError("start_levels needs at least one level")
         for share in self.coschedule_levels:

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from hpcgym.envs.capacity import Capacity
-from hpcgym.envs.config import EnvConfig
+from hpcgym.envs.config import EXPAND_SPARE, SHRINK_CUT, EnvConfig, level_fraction
 from hpcgym.envs.ledger import JobLedger
 from hpcgym.sim.job import JobState
 
@@ -61,7 +61,9 @@ def running_targets(
     Shrink targets: ``one`` the next accepted size below, ``half`` the largest accepted size
     ``<= size // 2`` (else the smallest accepted), ``min`` the smallest accepted. Expand targets:
     ``one`` the next accepted size above, ``double`` the largest accepted ``<= 2 * size``,
-    ``fit`` the largest accepted that the job's cluster has room for. Only running (not
+    ``fit`` the largest accepted that the job's cluster has room for. Opt-in: shrink ``cut<f>``
+    the largest accepted ``<= size - max(1, floor(f * size))``, expand ``spare<f>`` the largest
+    accepted ``<= size + floor(f * room)``. Only running (not
     reconfiguring) malleable jobs resize; a grant needs room for the extra tasks. The last
     value tells whether any of them is legal.
     """
@@ -73,6 +75,8 @@ def running_targets(
     if not (n_s or n_e or cfg.grant):
         return shrink, expand, grant, legal
     jobs, kinds = ledger.jobs, ledger.kind_list
+    cuts = [level_fraction(level, SHRINK_CUT) for level in cfg.shrink_levels]
+    spares = [level_fraction(level, EXPAND_SPARE) for level in cfg.expand_levels]
     for i, r in enumerate(rows):
         job = jobs[r]
         if job.state is not _RUNNING:
@@ -88,7 +92,10 @@ def running_targets(
         rule, mult = ledger.rule_list[r], ledger.multiple_list[r]
         lo, hi = ledger.min_list[r], ledger.max_list[r]
         for k, level in enumerate(cfg.shrink_levels):
-            if level == "one":
+            cut = cuts[k]
+            if cut is not None:
+                t = accepted_floor(rule, mult, lo, hi, n - max(1, math.floor(cut * n)))
+            elif level == "one":
                 t = accepted_floor(rule, mult, lo, hi, n - 1)
             elif level == "half":
                 t = accepted_floor(rule, mult, lo, hi, n // 2) or accepted_ceil(
@@ -102,7 +109,10 @@ def running_targets(
         if n_e:
             room = cap.room_in(job.cluster, need, mem, ledger.simple)
             for k, level in enumerate(cfg.expand_levels):
-                if level == "one":
+                spare = spares[k]
+                if spare is not None:
+                    t = accepted_floor(rule, mult, lo, hi, n + math.floor(spare * room))
+                elif level == "one":
                     t = accepted_ceil(rule, mult, lo, hi, n + 1)
                 elif level == "double":
                     t = accepted_floor(rule, mult, lo, hi, 2 * n)

@@ -97,20 +97,25 @@ def test_fcfs_matches_on_malleable_jobs() -> None:
 
 
 @pytest.mark.parametrize("name", ["mebf", "mebf-spare", "mebf-shrink+"])
-def test_mebf_resizes_are_not_among_the_menu_levels(name: str) -> None:
+def test_mebf_resizes_are_not_among_the_preset_levels(name: str) -> None:
     # MEBF shrinks by 40% of a job's nodes, Spare expands by half the free nodes and backfills
-    # at the size the extra nodes allow: none of these is a target of the preset's levels.
+    # at the size the extra nodes allow: none of these is a target of the preset's levels
+    # (its own levels, in env_overrides, are in test_adapter_mebf.py).
+    policy = as_env_policy(name)
+    env = gym.make("hpcgym/Malleable-v0", n_jobs=300, kill_on_walltime=False)
     with pytest.raises(NotExpressible) as err:
-        _through_env(name, "hpcgym/Malleable-v0", 0, n_jobs=300)
+        rollout(policy, env, seed=0)
     assert NO_LEVEL in err.value.reason or OUTSIDE_WINDOW in err.value.reason
-    policy, env = _through_env(name, "hpcgym/Malleable-v0", 0, strict=False, n_jobs=300)
-    assert sum(policy.stats.inexpressible.values()) > 0 and env.sim.done
+    policy = as_env_policy(name, strict=False)
+    out = rollout(policy, env, seed=0)
+    assert not out.truncated and env.unwrapped.sim.done
+    assert sum(policy.stats.inexpressible.values()) > 0
     assert policy.stats.commands > sum(policy.stats.inexpressible.values())
 
 
 def test_mebf_setting_needs_no_walltime_kills() -> None:
     policy = as_env_policy("mebf")
-    assert policy.env_overrides == {"kill_on_walltime": False}
+    assert policy.env_overrides["kill_on_walltime"] is False
     env = gym.make("hpcgym/Malleable-v0", n_jobs=20)
     with pytest.raises(NotExpressible, match=SETTING):
         rollout(policy, env, seed=0)

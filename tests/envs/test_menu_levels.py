@@ -1,0 +1,154 @@
+"""The opt-in resize levels ``cut<f>`` (shrink) and ``spare<f>`` (expand).
+
+As in ``test_menu.py``, an oracle derives each entry's command from the engine's public state
+and ``spec.sizes()``, independently of ``hpcgym.envs.sizes``: the mask must allow exactly the
+commands the engine accepts, and a step must do exactly that command.
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+from test_menu import engine_state, oracle, windows
+
+from hpcgym.envs import ClusterEnv
+from hpcgym.envs.config import EnvConfig
+from hpcgym.errors import CommandError, SpecError
+from hpcgym.sim import JobKind, Simulator
+
+LEVELS: dict[str, Any] = {
+    "shrink_levels": ["cut0.4", "one", "cut0.75"],
+    "expand_levels": ["spare0.5", "fit", "spare1.0"],
+}
+
+
+def level_oracle(env: ClusterEnv, action: int, sim: Simulator) -> bool:
+    """``test_menu.oracle``, with the ``cut<f>`` and ``spare<f>`` levels."""
+    name, slot, level = env.menu.decode(action)
+    cfg = env.config
+    lvl = ""
+    if name == "shrink":
+        lvl = cfg.shrink_levels[level]
+    elif name == "expand":
+        lvl = cfg.expand_levels[level]
+    if not (lvl.startswith("cut") or lvl.startswith("spare")):
+        return oracle(env, action, sim)
+    running = windows(env)[1]
+    if slot >= len(running):
+        return False
+    job = sim.jobs[running[slot]]
+    if job.spec.kind is not JobKind.MALLEABLE:
+        return False
+    sizes = job.spec.sizes()
+    n = job.size
+    if lvl.startswith("cut"):
+        f = float(lvl[3:])
+        ok = sizes[sizes <= n - max(1, math.floor(f * n))]
+        if not ok.size:
+            return False
+        target = int(ok.max())
+    else:
+        f = float(lvl[5:])
+        ok = sizes[sizes <= n + math.floor(f * sim.free_nodes())]
+        if not ok.size or ok.max() <= n:
+            return False
+        target = int(ok.max())
+    try:
+        sim.resize(job.id, target)
+    except CommandError:
+        return False
+    return True
+
+
+def check_levels(world: str, worlds: SimpleNamespace, seed: int, states: int) -> int:
+    """Walk a random legal trajectory; at each state check every entry; resizes checked."""
+    env = worlds.make(world, skip_trivial=False, **LEVELS)
+    rng = np.random.default_rng(seed)
+    _obs, info = env.reset(seed=0)
+    resizes = 0
+    for _ in range(states):
+        mask = info["action_mask"]
+        assert np.array_equal(env.action_masks(), mask)
+        for a in range(1, env.action_space.n):
+            direct = worlds.clone(env)
+            legal = level_oracle(env, a, direct.sim)
+            label = env.action_labels()[a]
+            assert bool(mask[a]) == legal, (world, label, env.sim.now)
+            stepped = worlds.clone(env)
+            stepped.step(a)
+            expected = direct.sim if legal else env.sim
+            assert engine_state(stepped.sim) == engine_state(expected), label
+            if legal and ("@cut" in label or "@spare" in label):
+                resizes += 1
+        _, _, term, trunc, info = env.step(worlds.policy(info, rng))
+        if term or trunc:
+            _, info = env.reset()
+    return resizes
+
+
+@pytest.mark.parametrize("seed", [3, 7])
+def test_mask_is_exactly_the_legal_commands_with_share_levels(
+    seed: int, worlds: SimpleNamespace
+) -> None:
+    assert check_levels("test/malleable-tiny-v0", worlds, seed, states=16) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2, 4, 5])
+def test_share_levels_on_long_random_trajectories(seed: int, worlds: SimpleNamespace) -> None:
+    check_levels("test/malleable-tiny-v0", worlds, seed, states=60)
+
+
+def test_share_levels_by_hand(worlds: SimpleNamespace) -> None:
+    env = worlds.make("test/malleable-tiny-v0", skip_trivial=False, **LEVELS)
+    env.reset(seed=0)
+    sim = env.sim
+    assert sim is not None
+    labels = env.action_labels()
+    assert "shrink[0]@cut0.4" in labels and "expand[3]@spare1.0" in labels
+    # Job 1: sizes 1..8, requested 4, on 8 idle nodes.
+    env.step(labels.index("start[0]@min"))
+    assert sim.jobs[1].size == 1
+    # 7 idle: spare0.5 grows by floor(3.5) = 3 tasks.
+    d = env._decision
+    assert d.expand[0].tolist() == [4, 8, 8]
+    env.step(labels.index("expand[0]@spare0.5"))
+    assert sim.jobs[1].size == 4
+    env.step(0)  # reconfigured
+    d = env._decision
+    # Size 4: cut0.4 releases max(1, floor(1.6)) = 1 task, cut0.75 releases 3.
+    assert d.shrink[0].tolist() == [3, 3, 1]
+    env.step(labels.index("shrink[0]@cut0.75"))
+    assert sim.jobs[1].size == 1
+
+
+def test_share_level_names_are_checked() -> None:
+    cfg = EnvConfig(shrink_levels=["cut0.4"], expand_levels=["spare1", "fit"])
+    assert cfg.shrink_levels == ("cut0.4",) and cfg.expand_levels == ("spare1", "fit")
+    for bad in (
+        {"shrink_levels": ["cut1"]},
+        {"shrink_levels": ["cut"]},
+        {"shrink_levels": ["cutx"]},
+        {"expand_levels": ["spare0"]},
+        {"expand_levels": ["spare1.5"]},
+        {"shrink_levels": ["spare0.5"]},
+        {"expand_levels": ["cut0.4"]},
+    ):
+        with pytest.raises(SpecError):
+            EnvConfig(**bad)
+
+
+def test_presets_keep_their_layout() -> None:
+    import gymnasium as gym
+
+    import hpcgym  # noqa: F401
+
+    env = gym.make("hpcgym/Malleable-v0")
+    cfg = env.unwrapped.config
+    assert cfg.shrink_levels == ("one", "half", "min")
+    assert cfg.expand_levels == ("one", "double", "fit")
+    assert env.action_space.n == 1 + 16 * 4 + 16 * 3 + 16 * 3
