@@ -19,7 +19,8 @@ sizes and node usage), so a bug cannot pass silently.
 
 **Not expressible.** A command has no menu entry when its job is outside the queue, running or
 suspended window, its size is not the target of any level, it places tasks itself (explicit
-``nodes``, a cluster other than the first that fits, a shrink's ``release``), or it is not in the
+``nodes``, a cluster other than the first that fits unless a ``"<size>@<k>"`` start level of
+that cluster has its size, a shrink's ``release``), or it is not in the
 menu at all (``migrate``, ``set_shares``, ``set_walltime``, ``reject``); also when the scheduler
 acts at a decision point the env skipped because only *advance* was legal there
 (``skip_trivial``), and when the scheduler's :meth:`~BaseScheduler.setting` asks for another
@@ -66,6 +67,7 @@ from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.evolving_online import EvolvingListScheduler
 from hpcgym.baselines.mebf import MEBF
 from hpcgym.baselines.registry import make
+from hpcgym.envs.config import start_level
 from hpcgym.errors import HpcGymError
 from hpcgym.sim import SimConfig, Simulator
 from hpcgym.sim.job import Job
@@ -101,7 +103,7 @@ class Command:
 
     ``size``: the job's tasks after the command (``before``: before it); ``cpu``: the CPU share
     per task it asked for (``None``: the job's need); ``issue``: why no menu entry can perform
-    it whatever the state (``None`` when one may).
+    it whatever the state (``None`` when one may); ``cluster``: see below.
     """
 
     verb: str
@@ -111,6 +113,8 @@ class Command:
     cpu: float | None = None
     issue: str | None = None
     time: float = math.nan
+    cluster: int | None = None
+    """The cluster a start asked for, when it is not the first that fits (the env's default)."""
 
     def __str__(self) -> str:
         size = f" -> {self.size}" if self.size else ""
@@ -185,13 +189,14 @@ class _Shadow(Simulator):
                 issue = f"{PLACEMENT} (per-task CPU shares)"
             else:
                 share = float(cpu)
+        at: int | None = None
         if nodes is not None:
             issue = f"{PLACEMENT} (nodes chosen by the scheduler)"
         elif cluster is not None and job is not None and issue is None:
             n = job.spec.nodes if size is None else int(size)
             first = self._default_cluster(job, n, share)
             if first != cluster:
-                issue = f"{PLACEMENT} (cluster {cluster}; the env places in cluster {first})"
+                at = int(cluster)  # a per-cluster start level ("fit@k") may express it
         self._depth += 1
         try:
             super().start(job_id, size, nodes=nodes, cpu=cpu, cluster=cluster)
@@ -200,7 +205,7 @@ class _Shadow(Simulator):
         job = self._jobs[job_id]
         if share is not None and share == job.spec.cpu_need:
             share = None
-        self._record(Command("start", job_id, job.size, 0, share, issue, self._now))
+        self._record(Command("start", job_id, job.size, 0, share, issue, self._now, at))
 
     def resize(self, job_id: int, size: int, *, nodes: Any = None, release: Any = None) -> None:
         job = self._jobs.get(job_id)
@@ -595,7 +600,26 @@ class BaselinePolicy:
         if verb == "start":
             slot = slot_of(d.queue_rows, "queue")
             if cmd.cpu is None:
-                return pick("start", slot, d.start[slot], cfg.start_levels)
+                # A level placing in the cluster the scheduler chose, else the engine's.
+                at = [start_level(name)[1] for name in cfg.start_levels]
+                row_targets = d.start[slot]
+                plain = [int(row_targets[k]) if c is None else 0 for k, c in enumerate(at)]
+                if cmd.cluster is None:
+                    return pick("start", slot, plain, cfg.start_levels)
+                there = [int(row_targets[k]) if c == cmd.cluster else 0 for k, c in enumerate(at)]
+                if "start" in blocks and cmd.size in there:
+                    off, _, levels = blocks["start"]
+                    return int(off + slot * levels + there.index(cmd.size))
+                err = NotExpressible(
+                    f"{PLACEMENT} (cluster {cmd.cluster}; the env places in the first that fits)",
+                    cmd,
+                    f"no start level in cluster {cmd.cluster} has this target",
+                )
+                try:
+                    err.nearest = pick("start", slot, plain, cfg.start_levels)
+                except NotExpressible as other:
+                    err.nearest = other.nearest
+                raise err
             if "coschedule" not in blocks:
                 raise NotExpressible(f"{NOT_IN_MENU} (coschedule)", cmd)
             need = float(env.ledger.cpu_need[row])

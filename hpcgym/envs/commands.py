@@ -34,10 +34,16 @@ class Commander:
             self.log.touch(job, self.sim.now, what)
 
     # ------------------------------------------------------------------ commands
-    def start(self, row: int, size: int | None = None, cpu: float | None = None) -> None:
-        """Start the queued job of ``row`` (at ``size`` tasks, CPU share ``cpu`` per task)."""
+    def start(
+        self,
+        row: int,
+        size: int | None = None,
+        cpu: float | None = None,
+        cluster: int | None = None,
+    ) -> None:
+        """Start the queued job of ``row`` (``size`` tasks, CPU share ``cpu``, in ``cluster``)."""
         job = self.ledger.jobs[row]
-        self.sim.start(job.spec.id, size, cpu=cpu)
+        self.sim.start(job.spec.id, size, cpu=cpu, cluster=cluster)
         self.ledger.started(row)
         self._touch(job, "start")
 

@@ -26,6 +26,19 @@ QUEUE_ORDERS = ("fcfs", "fits_first", "sjf")
 EPISODE_MODES = ("window", "seeded")
 
 
+def start_level(name: str) -> tuple[str, int | None]:
+    """A start level's size and cluster: ``"fit@2"`` is ``("fit", 2)``, ``"req"`` ``("req", None)``.
+
+    ``None``: the engine's placement, the first cluster that fits.
+    """
+    size, at, cluster = name.partition("@")
+    if not at:
+        return name, None
+    if not cluster.isdigit():
+        raise SpecError(f"start_levels: {name!r}: the cluster after '@' is an index >= 0")
+    return size, int(cluster)
+
+
 def level_fraction(name: str, prefix: str) -> float | None:
     """The fraction ``f`` of a level named ``prefix + str(f)``, or ``None`` if not one."""
     if not name.startswith(prefix):
@@ -67,7 +80,9 @@ class EnvConfig:
         queue_slots: Queued jobs visible and actionable (the queue window).
         running_slots: Running jobs visible and actionable (the running window).
         suspended_slots: Suspended jobs visible and resumable (0 without suspend/resume).
-        start_levels: Sizes a queued job can be started at (names from ``START_LEVELS``).
+        start_levels: Sizes a queued job can be started at (names from ``START_LEVELS``); opt-in
+            ``"<size>@<k>"`` (e.g. ``"fit@2"``) starts it in cluster ``k`` (room counted there)
+            instead of the first cluster that fits.
         coschedule_levels: CPU share levels (fractions of the job's CPU need, in (0, 1)) at which
             a queued job can be started onto nodes it shares with others.
         shrink_levels: Shrink targets of running malleable jobs (``SHRINK_LEVELS``, or
@@ -124,7 +139,12 @@ class EnvConfig:
         self._check_choice("episode", self.episode, EPISODE_MODES)
         self._check_choice("queue_order", self.queue_order, QUEUE_ORDERS)
         for lvl in self.start_levels:
-            self._check_choice("start_levels", lvl, START_LEVELS)
+            size, cluster = start_level(lvl)
+            self._check_choice("start_levels", size, START_LEVELS)
+            if cluster is not None and self.platform is not None and cluster >= len(self.platform):
+                raise SpecError(
+                    f"start_levels: {lvl!r}: the platform has {len(self.platform)} clusters"
+                )
         for lvl in self.shrink_levels:
             _check_level("shrink_levels", lvl, SHRINK_LEVELS, SHRINK_CUT, False)
         for lvl in self.expand_levels:

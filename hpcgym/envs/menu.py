@@ -27,7 +27,7 @@ import numpy as np
 
 from hpcgym.envs.capacity import Capacity
 from hpcgym.envs.commands import Commander
-from hpcgym.envs.config import START_LEVELS, EnvConfig
+from hpcgym.envs.config import START_LEVELS, EnvConfig, start_level
 from hpcgym.envs.ledger import SIZE, JobLedger
 from hpcgym.envs.sizes import accepted_floor, floor_sizes, running_targets
 
@@ -118,7 +118,9 @@ class ActionMenu:
         self._starts_only = self._fast and not self._running_blocks and not cfg.suspend
         """The menu is advance and "start at the requested size" only."""
         self._q = q
-        self._level_codes = [START_LEVELS.index(level) for level in cfg.start_levels]
+        self._starts = [start_level(level) for level in cfg.start_levels]
+        """Size name and cluster (``None``: the first that fits) of each start level."""
+        self._level_codes = [(START_LEVELS.index(size), k) for size, k in self._starts]
         self._masks: dict[bytes, np.ndarray] = {}
         """Masks of the fast path by their start flags."""
         self._decode = [
@@ -206,7 +208,8 @@ class ActionMenu:
             # Whole-node tasks in submission order: every level in plain Python on the window.
             qlist = queued[: self._q]
             room = cap.max_idle()
-            start = [self._levels_at(ledger, r, room) for r in qlist]
+            free = cap.free
+            start = [self._levels_at(ledger, r, room, free) for r in qlist]
             flat = [x > 0 for sizes in start for x in sizes]
             fits = [sizes[0] > 0 for sizes in start]
             any_start = True in flat
@@ -225,8 +228,9 @@ class ActionMenu:
             mask = self._template.copy()
             qrows = self._order(ledger, cap, queued)
             qlist = qrows.tolist()
-            levels = cfg.start_levels
-            start = np.stack([self._start_sizes(ledger, cap, qrows, lvl) for lvl in levels], 1)
+            start = np.stack(
+                [self._start_sizes(ledger, cap, qrows, size, k) for size, k in self._starts], 1
+            )
             fits = (start[:, 0] > 0).tolist()
             legal = start.ravel() > 0
             mask[off : off + start.size] = legal
@@ -313,10 +317,14 @@ class ActionMenu:
         if off >= 0 and flags.size:
             mask[off : off + flags.size] = flags.ravel()
 
-    def _levels_at(self, ledger: JobLedger, r: int, room: int) -> list[int]:
-        """Start size of row ``r`` at each level (0: not legal), ``room`` idle nodes (simple)."""
+    def _levels_at(self, ledger: JobLedger, r: int, best: int, free: Any) -> list[int]:
+        """Start size of row ``r`` at each level (0: not legal), whole-node tasks.
+
+        ``best``: most idle nodes in one cluster; ``free``: idle nodes per cluster.
+        """
         out = []
-        for level in self._level_codes:
+        for level, k in self._level_codes:
+            room = best if k is None else (free[k] if k < len(free) else 0)
             if level == 0:
                 size = ledger.req_list[r]
             elif level == 1:
@@ -340,9 +348,19 @@ class ActionMenu:
         return out
 
     @staticmethod
-    def _start_sizes(ledger: JobLedger, cap: Capacity, rows: np.ndarray, level: str) -> np.ndarray:
-        """Start size of each row at ``level`` where it is legal now, else 0."""
-        room = cap.best_room(ledger.cpu_need[rows], ledger.mem[rows], ledger.simple)
+    def _start_sizes(
+        ledger: JobLedger, cap: Capacity, rows: np.ndarray, level: str, cluster: int | None = None
+    ) -> np.ndarray:
+        """Start size of each row at ``level`` (in ``cluster``) where it is legal now, else 0."""
+        room: Any
+        if cluster is None:
+            room = cap.best_room(ledger.cpu_need[rows], ledger.mem[rows], ledger.simple)
+        elif cluster >= len(cap.free):
+            room = 0
+        elif ledger.simple:
+            room = cap.free[cluster]
+        else:
+            room = cap.room(ledger.cpu_need[rows], ledger.mem[rows])[:, cluster]
         table = ledger.table
         if level == "req":
             size = ledger.req[rows]
@@ -368,7 +386,8 @@ class ActionMenu:
         """Issue the command of a legal ``action`` (``d.mask[action] == 1``, not advance)."""
         name, slot, level = self._decode[action]
         if name == "start":
-            cmd.start(d.queue_rows[slot], int(d.start[slot][level]))
+            cluster = self._starts[level][1]
+            cmd.start(d.queue_rows[slot], int(d.start[slot][level]), cluster=cluster)
         elif name == "coschedule":
             row = d.queue_rows[slot]
             share = float(cmd.ledger.cpu_need[row] * self.cfg.coschedule_levels[level])

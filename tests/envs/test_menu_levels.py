@@ -27,10 +27,12 @@ LEVELS: dict[str, Any] = {
 
 
 def level_oracle(env: ClusterEnv, action: int, sim: Simulator) -> bool:
-    """``test_menu.oracle``, with the ``cut<f>`` and ``spare<f>`` levels."""
+    """``test_menu.oracle``, with the ``cut<f>``, ``spare<f>`` and ``<size>@<k>`` levels."""
     name, slot, level = env.menu.decode(action)
     cfg = env.config
     lvl = ""
+    if name == "start":
+        return _start(env, slot, cfg.start_levels[level], sim)
     if name == "shrink":
         lvl = cfg.shrink_levels[level]
     elif name == "expand":
@@ -53,7 +55,7 @@ def level_oracle(env: ClusterEnv, action: int, sim: Simulator) -> bool:
         target = int(ok.max())
     else:
         f = float(lvl[5:])
-        ok = sizes[sizes <= n + math.floor(f * sim.free_nodes())]
+        ok = sizes[sizes <= n + math.floor(f * sim.free_nodes(job.cluster))]
         if not ok.size or ok.max() <= n:
             return False
         target = int(ok.max())
@@ -64,9 +66,33 @@ def level_oracle(env: ClusterEnv, action: int, sim: Simulator) -> bool:
     return True
 
 
-def check_levels(world: str, worlds: SimpleNamespace, seed: int, states: int) -> int:
-    """Walk a random legal trajectory; at each state check every entry; resizes checked."""
-    env = worlds.make(world, skip_trivial=False, **LEVELS)
+def _start(env: ClusterEnv, slot: int, lvl: str, sim: Simulator) -> bool:
+    """Start queue slot ``slot`` at ``lvl``; the window (in any ``queue_order``) is the env's."""
+    queue = [env.ledger.jobs[r].spec.id for r in env._decision.queue_rows]
+    if slot >= len(queue):
+        return False
+    spec = sim.jobs[queue[slot]].spec
+    size, _, at = lvl.partition("@")
+    cluster = int(at) if at else None
+    sizes = spec.sizes()
+    if spec.kind in (JobKind.RIGID, JobKind.EVOLVING) or size == "req":
+        order = [spec.nodes]
+    elif size in ("min", "max"):
+        order = [int(sizes.min() if size == "min" else sizes.max())]
+    else:
+        order = sorted(sizes, reverse=True)
+    for t in order:
+        try:
+            sim.start(spec.id, int(t), cluster=cluster)
+        except CommandError:
+            continue
+        return True
+    return False
+
+
+def check_levels(world: str, worlds: SimpleNamespace, seed: int, states: int, **kwargs: Any) -> int:
+    """Walk a random legal trajectory; at each state check every entry; new levels counted."""
+    env = worlds.make(world, skip_trivial=False, **{**LEVELS, **kwargs})
     rng = np.random.default_rng(seed)
     _obs, info = env.reset(seed=0)
     resizes = 0
@@ -82,7 +108,7 @@ def check_levels(world: str, worlds: SimpleNamespace, seed: int, states: int) ->
             stepped.step(a)
             expected = direct.sim if legal else env.sim
             assert engine_state(stepped.sim) == engine_state(expected), label
-            if legal and ("@cut" in label or "@spare" in label):
+            if legal and ("@cut" in label or "@spare" in label or label.count("@") == 2):
                 resizes += 1
         _, _, term, trunc, info = env.step(worlds.policy(info, rng))
         if term or trunc:
@@ -101,6 +127,32 @@ def test_mask_is_exactly_the_legal_commands_with_share_levels(
 @pytest.mark.parametrize("seed", [1, 2, 4, 5])
 def test_share_levels_on_long_random_trajectories(seed: int, worlds: SimpleNamespace) -> None:
     check_levels("test/malleable-tiny-v0", worlds, seed, states=60)
+
+
+@pytest.mark.parametrize("order", ["fcfs", "sjf"])
+def test_mask_is_exactly_the_legal_commands_with_cluster_levels(
+    order: str, worlds: SimpleNamespace
+) -> None:
+    # Clusters of 4 and 2 nodes; sjf takes the general (numpy) path of the start block.
+    levels = ["req", "fit@1", "req@0", "min@1", "max@0", "fit@0", "req@1"]
+    n = check_levels("test/multi-tiny-v0", worlds, 5, 14, start_levels=levels, queue_order=order)
+    assert n > 0
+
+
+def test_cluster_levels_by_hand(worlds: SimpleNamespace) -> None:
+    env = worlds.make("test/multi-tiny-v0", skip_trivial=False, start_levels=["req", "fit@1"])
+    env.reset(seed=0)
+    sim = env.sim
+    assert sim is not None
+    labels = env.action_labels()
+    # Job 1 (3 nodes, sizes 1..4) at t=0: "fit@1" is 2 nodes in cluster 1 (2 nodes).
+    assert [int(x) for x in env._decision.start[0]] == [3, 2]
+    env.step(labels.index("start[0]@fit@1"))
+    assert sim.jobs[1].size == 2 and sim.jobs[1].cluster == 1
+    with pytest.raises(SpecError):
+        EnvConfig(start_levels=["req@x"])
+    with pytest.raises(SpecError):
+        EnvConfig(start_levels=["req@2"], platform=[4, 2])
 
 
 def test_share_levels_by_hand(worlds: SimpleNamespace) -> None:
