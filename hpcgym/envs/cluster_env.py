@@ -54,6 +54,8 @@ class ClusterEnv(gym.Env[Any, np.int64]):
     | suspend | ``R`` | suspend running slot r |
     | resume | ``U`` | resume suspended slot u |
 
+    Opt-in levels (``hpcgym.envs.config``): ``cut<f>`` shrinks by a share of the size,
+    ``spare<f>`` expands by a share of the free nodes, ``<level>@<k>`` starts in cluster k.
     Entry ``(slot, level)`` of a block is ``offset + slot * levels + level``. ``action_masks()``
     and ``info["action_mask"]`` (int8) are the same array: 1 exactly where the command is legal.
     Advance is always valid. When advance is chosen but the engine can never move again (jobs
