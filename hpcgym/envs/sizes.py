@@ -53,6 +53,68 @@ def floor_sizes(
     return np.where((x >= lo) & (x >= 1) & (out >= lo), out, 0)
 
 
+_SIZE_PLANS: dict[tuple[object, ...], tuple[list[int], list[int]]] = {}
+"""Room-independent resize targets by (levels, rule, multiple, min, max, size): see below."""
+
+_FIT, _SPARE = -1, -2
+"""Expand targets that depend on the room left in the job's cluster (kept symbolic)."""
+
+
+def _level_plan(cfg: EnvConfig) -> tuple[object, list[float | None], list[float | None]]:
+    """The levels' cache key and their ``cut``/``spare`` fractions (parsed once per config)."""
+    key = (cfg.shrink_levels, cfg.expand_levels)
+    plan = _LEVELS.get(key)
+    if plan is None:
+        cuts = [level_fraction(level, SHRINK_CUT) for level in cfg.shrink_levels]
+        spares = [level_fraction(level, EXPAND_SPARE) for level in cfg.expand_levels]
+        plan = _LEVELS[key] = (key, cuts, spares)
+    return plan
+
+
+_LEVELS: dict[object, tuple[object, list[float | None], list[float | None]]] = {}
+
+
+def _size_plan(
+    cfg: EnvConfig, rule: int, mult: int, lo: int, hi: int, n: int
+) -> tuple[list[int], list[int]]:
+    """Shrink targets (0: none) and expand targets of a job of ``n`` tasks before room is known.
+
+    Expand entries are a size (legal if it fits the room), ``_FIT`` or ``_SPARE``. They depend
+    only on the levels, the size rule and ``n``, so they are computed once per combination.
+    """
+    key, cuts, spares = _level_plan(cfg)
+    full = (key, rule, mult, lo, hi, n)
+    plan = _SIZE_PLANS.get(full)
+    if plan is not None:
+        return plan
+    shrink = []
+    for k, level in enumerate(cfg.shrink_levels):
+        cut = cuts[k]
+        if cut is not None:
+            t = accepted_floor(rule, mult, lo, hi, n - max(1, math.floor(cut * n)))
+        elif level == "one":
+            t = accepted_floor(rule, mult, lo, hi, n - 1)
+        elif level == "half":
+            t = accepted_floor(rule, mult, lo, hi, n // 2) or accepted_ceil(rule, mult, lo, hi, lo)
+        else:
+            t = accepted_ceil(rule, mult, lo, hi, lo)
+        shrink.append(t if 0 < t < n else 0)
+    expand = []
+    for k, level in enumerate(cfg.expand_levels):
+        if spares[k] is not None:
+            expand.append(_SPARE)
+        elif level == "one":
+            expand.append(accepted_ceil(rule, mult, lo, hi, n + 1))
+        elif level == "double":
+            expand.append(accepted_floor(rule, mult, lo, hi, 2 * n))
+        else:
+            expand.append(_FIT)
+    if len(_SIZE_PLANS) > 65536:
+        _SIZE_PLANS.clear()
+    plan = _SIZE_PLANS[full] = (shrink, expand)
+    return plan
+
+
 def running_targets(
     ledger: JobLedger, cap: Capacity, rows: list[int], cfg: EnvConfig
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
@@ -63,22 +125,29 @@ def running_targets(
     ``one`` the next accepted size above, ``double`` the largest accepted ``<= 2 * size``,
     ``fit`` the largest accepted that the job's cluster has room for. Opt-in: shrink ``cut<f>``
     the largest accepted ``<= size - max(1, floor(f * size))``, expand ``spare<f>`` the largest
-    accepted ``<= size + floor(f * room)``. Only running (not
-    reconfiguring) malleable jobs resize; a grant needs room for the extra tasks. The last
-    value tells whether any of them is legal.
+    accepted ``<= size + floor(f * room)``. Only running (not reconfiguring) malleable jobs
+    resize; a grant needs room for the extra tasks. The last value tells whether any of them is
+    legal. What does not depend on the room comes from a cache (``_size_plan``).
     """
     n_s, n_e = len(cfg.shrink_levels), len(cfg.expand_levels)
-    shrink = np.zeros((len(rows), n_s), dtype=np.int64)
-    expand = np.zeros((len(rows), n_e), dtype=np.int64)
     grant = np.zeros(len(rows) if cfg.grant else 0, dtype=bool)
     legal = False
     if not (n_s or n_e or cfg.grant):
-        return shrink, expand, grant, legal
+        return (
+            np.zeros((len(rows), n_s), dtype=np.int64),
+            np.zeros((len(rows), n_e), dtype=np.int64),
+            grant,
+            legal,
+        )
     jobs, kinds = ledger.jobs, ledger.kind_list
-    cuts = [level_fraction(level, SHRINK_CUT) for level in cfg.shrink_levels]
-    spares = [level_fraction(level, EXPAND_SPARE) for level in cfg.expand_levels]
+    spares = _level_plan(cfg)[2]
+    none_s, none_e = [0] * n_s, [0] * n_e
+    shrink_rows: list[list[int]] = []
+    expand_rows: list[list[int]] = []
     for i, r in enumerate(rows):
         job = jobs[r]
+        shrink_rows.append(none_s)
+        expand_rows.append(none_e)
         if job.state is not _RUNNING:
             continue
         n = job.size
@@ -91,34 +160,42 @@ def running_targets(
             continue
         rule, mult = ledger.rule_list[r], ledger.multiple_list[r]
         lo, hi = ledger.min_list[r], ledger.max_list[r]
-        for k, level in enumerate(cfg.shrink_levels):
-            cut = cuts[k]
-            if cut is not None:
-                t = accepted_floor(rule, mult, lo, hi, n - max(1, math.floor(cut * n)))
-            elif level == "one":
-                t = accepted_floor(rule, mult, lo, hi, n - 1)
-            elif level == "half":
-                t = accepted_floor(rule, mult, lo, hi, n // 2) or accepted_ceil(
-                    rule, mult, lo, hi, lo
-                )
-            else:
-                t = accepted_ceil(rule, mult, lo, hi, lo)
-            if 0 < t < n:
-                shrink[i, k] = t
-                legal = True
+        shrink, fixed = _size_plan(cfg, rule, mult, lo, hi, n)
+        if n_s:
+            shrink_rows[i] = shrink
+            legal = legal or any(shrink)
         if n_e:
             room = cap.room_in(job.cluster, need, mem, ledger.simple)
-            for k, level in enumerate(cfg.expand_levels):
-                spare = spares[k]
-                if spare is not None:
-                    t = accepted_floor(rule, mult, lo, hi, n + math.floor(spare * room))
-                elif level == "one":
-                    t = accepted_ceil(rule, mult, lo, hi, n + 1)
-                elif level == "double":
-                    t = accepted_floor(rule, mult, lo, hi, 2 * n)
-                else:
+            if not room:
+                continue
+            row = []
+            for k, t in enumerate(fixed):
+                if t == _FIT:
                     t = accepted_floor(rule, mult, lo, hi, n + room)
-                if n < t <= n + room:
-                    expand[i, k] = t
-                    legal = True
-    return shrink, expand, grant, legal
+                elif t == _SPARE:
+                    t = accepted_floor(rule, mult, lo, hi, n + math.floor(spares[k] * room))  # type: ignore[operator]
+                row.append(t if n < t <= n + room else 0)
+            expand_rows[i] = row
+            legal = legal or any(row)
+    shape_s, shape_e = (len(rows), n_s), (len(rows), n_e)
+    if not legal:
+        # Nothing to resize (most decision points): shared read-only zeros, no conversion.
+        return _zeros(shape_s), _zeros(shape_e), grant, legal
+    return (
+        np.array(shrink_rows, dtype=np.int64).reshape(shape_s),
+        np.array(expand_rows, dtype=np.int64).reshape(shape_e),
+        grant,
+        legal,
+    )
+
+
+_ZEROS: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _zeros(shape: tuple[int, int]) -> np.ndarray:
+    """A read-only int64 array of zeros of ``shape``, shared between callers."""
+    arr = _ZEROS.get(shape)
+    if arr is None:
+        arr = _ZEROS[shape] = np.zeros(shape, dtype=np.int64)
+        arr.flags.writeable = False
+    return arr
