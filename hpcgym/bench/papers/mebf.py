@@ -220,8 +220,9 @@ def wins(df: pd.DataFrame) -> pd.DataFrame:
     """Per experiment: in how many (window, setting, MEBF configuration) runs MEBF beats EBF."""
     key = ["experiment", "n_jobs", "intensive", "scalability", "malleable", "cost_scale"]
     key += ["rho_bias", "model", "seed"]
-    ebf = df[df["scheduler"] == "easy"].set_index(key)[["turnaround", "slowdown"]]
-    mebf = df[df["scheduler"] == "mebf"].join(ebf, on=key, rsuffix="_ebf")
+    ebf = df[df["scheduler"] == "easy"][[*key, "turnaround", "slowdown"]]
+    ebf = ebf.rename(columns={"turnaround": "turnaround_ebf", "slowdown": "slowdown_ebf"})
+    mebf = df[df["scheduler"] == "mebf"].merge(ebf, on=key, how="left", validate="many_to_one")
     rows = []
     for exp, g in mebf.groupby("experiment", sort=False):
         rows.append(
