@@ -556,11 +556,8 @@ class BaselinePolicy:
     @staticmethod
     def _entry(cmd: Command, env: Any) -> int:
         """:meth:`_find` for a command whose placement is the engine's."""
-        # The decision the env's mask was computed from (``ClusterEnv._decision``; recomputed,
-        # identically, should the env not keep it).
-        d = getattr(env, "_decision", None)
-        if d is None:  # pragma: no cover - today's env keeps it
-            d = env.menu.decide(env.ledger, env.capacity)
+        # The decision the env's mask was computed from.
+        d = env.decision
         blocks = env.menu.blocks
         cfg = env.config
         row = env.ledger.row_of[cmd.job]

@@ -199,6 +199,14 @@ class ClusterEnv(gym.Env[Any, np.int64]):
         """
         return self._episode
 
+    @property
+    def decision(self) -> Decision:
+        """The current decision point (``hpcgym.envs.menu.Decision``).
+
+        Its windows (ledger rows), the target of every menu entry and the mask. Read only.
+        """
+        return self._decision
+
     def action_masks(self) -> np.ndarray:
         """Legal entries of the menu (int8, the same array as ``info["action_mask"]``)."""
         return self._decision.mask

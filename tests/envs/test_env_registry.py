@@ -186,3 +186,16 @@ def test_window_starts_past_the_workload_are_refused_at_reset() -> None:
     env = gym.make("hpcgym/Rigid-v0", window_starts=[10**7])
     with pytest.raises(SpecError, match="window_starts"):
         env.reset(seed=0)
+
+
+def test_decision_accessor_is_the_one_the_mask_comes_from() -> None:
+    env = gym.make("hpcgym/Rigid-v0", n_jobs=32)
+    _obs, info = env.reset(seed=1)
+    d = env.unwrapped.decision
+    assert d.mask is info["action_mask"]
+    assert np.array_equal(env.unwrapped.action_masks(), d.mask)
+    # Start the first queued job at its first legal level: the decision moves on with the step.
+    legal = np.flatnonzero(d.mask[1:]) + 1
+    _obs, _r, _term, _trunc, info = env.step(int(legal[0]))
+    assert env.unwrapped.decision is not d
+    assert env.unwrapped.decision.mask is info["action_mask"]
