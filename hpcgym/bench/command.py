@@ -72,8 +72,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--policy",
         action="append",
-        help="policy: advance, random, a baseline or a saved agent path (repeatable; "
-        "default: the scenario's own list)",
+        help="policy: advance, random, a baseline (name@env: through the env adapter) or a "
+        "saved agent path (repeatable; default: the scenario's own list)",
     )
     p.add_argument(
         "--with-defaults",

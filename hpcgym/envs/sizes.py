@@ -60,6 +60,10 @@ _FIT, _SPARE = -1, -2
 """Expand targets that depend on the room left in the job's cluster (kept symbolic)."""
 
 
+_LEVELS: dict[object, tuple[object, list[float | None], list[float | None]]] = {}
+"""Parsed ``cut``/``spare`` fractions by (shrink levels, expand levels)."""
+
+
 def _level_plan(cfg: EnvConfig) -> tuple[object, list[float | None], list[float | None]]:
     """The levels' cache key and their ``cut``/``spare`` fractions (parsed once per config)."""
     key = (cfg.shrink_levels, cfg.expand_levels)
@@ -69,9 +73,6 @@ def _level_plan(cfg: EnvConfig) -> tuple[object, list[float | None], list[float 
         spares = [level_fraction(level, EXPAND_SPARE) for level in cfg.expand_levels]
         plan = _LEVELS[key] = (key, cuts, spares)
     return plan
-
-
-_LEVELS: dict[object, tuple[object, list[float | None], list[float | None]]] = {}
 
 
 def _size_plan(
