@@ -8,6 +8,7 @@ number of workers.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -94,11 +95,30 @@ def ray_available() -> bool:
     return True
 
 
+class _DropTokenNotice(logging.Filter):
+    """Drops Ray's notice that token authentication is on (the default, and what we want).
+
+    Its warning that authentication is *off* still gets through.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Token authentication is enabled")
+
+
+RAY_TOKEN_LOGGER = "ray._private.authentication.authentication_token_setup"
+
+
 def _run_ray(tasks: Sequence[Task], workers: int) -> list[TaskOutcome]:
     import ray
 
     if not ray.is_initialized():
-        ray.init(num_cpus=workers, ignore_reinit_error=True, include_dashboard=False)
+        token_log = logging.getLogger(RAY_TOKEN_LOGGER)
+        notice = _DropTokenNotice()
+        token_log.addFilter(notice)
+        try:
+            ray.init(num_cpus=workers, ignore_reinit_error=True, include_dashboard=False)
+        finally:
+            token_log.removeFilter(notice)
     remote = ray.remote(run_task)
     return list(ray.get([remote.remote(t) for t in tasks]))
 

@@ -160,3 +160,35 @@ def test_ray_path_keeps_task_order_with_a_stand_in_ray(monkeypatch: pytest.Monke
         results_table(execute(tasks, "serial")), results_table(execute(tasks, "auto", 2))
     )
     assert calls == ["init 2"]
+
+
+def test_ray_start_drops_only_the_token_enabled_notice(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Starting a local Ray must not print the "token authentication is enabled" notice, but its
+    # warning that authentication is disabled is a security warning and must get through.
+    import logging
+    import sys
+    import types
+
+    from hpcgym.bench.runner import RAY_TOKEN_LOGGER
+
+    log = logging.getLogger(RAY_TOKEN_LOGGER)
+
+    def init(**kw: object) -> None:
+        log.warning("Token authentication is enabled for this Ray cluster. Set ...")
+        log.warning("Token authentication is disabled for this Ray cluster. Anyone ...")
+
+    fake = types.ModuleType("ray")
+    fake.is_initialized = lambda: False  # type: ignore[attr-defined]
+    fake.init = init  # type: ignore[attr-defined]
+    fake.remote = lambda fn: types.SimpleNamespace(remote=fn)  # type: ignore[attr-defined]
+    fake.get = lambda refs: list(refs)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    with caplog.at_level(logging.WARNING, logger=RAY_TOKEN_LOGGER):
+        execute(plan([MICRO], ["fcfs"]), "ray", 1)
+        log.warning("Token authentication is enabled (after start-up)")
+    messages = [r.getMessage() for r in caplog.records]
+    assert not any(m.startswith("Token authentication is enabled for") for m in messages)
+    assert any(m.startswith("Token authentication is disabled") for m in messages)
+    assert "Token authentication is enabled (after start-up)" in messages  # filter removed
