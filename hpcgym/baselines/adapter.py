@@ -175,7 +175,7 @@ class _Shadow(Simulator):
     def start(
         self,
         job_id: int,
-        size: int | None = None,
+        size: int | np.integer | None = None,
         *,
         nodes: Any = None,
         cpu: Any = None,
@@ -207,7 +207,9 @@ class _Shadow(Simulator):
             share = None
         self._record(Command("start", job_id, job.size, 0, share, issue, self._now, at))
 
-    def resize(self, job_id: int, size: int, *, nodes: Any = None, release: Any = None) -> None:
+    def resize(
+        self, job_id: int, size: int | np.integer, *, nodes: Any = None, release: Any = None
+    ) -> None:
         job = self._jobs.get(job_id)
         before = job.size if job is not None else 0
         issue = None
@@ -290,8 +292,10 @@ def _shadow_of(sim: Simulator, jobs: Any = None, config: SimConfig | None = None
     """A fresh shadow over ``sim``'s episode, or (``jobs is None and config is None``) a copy."""
     if jobs is None and config is None:
         # A pickle round trip copies an engine about twice as fast as ``copy.deepcopy``.
-        shadow = pickle.loads(pickle.dumps(sim, protocol=pickle.HIGHEST_PROTOCOL))
-        shadow.__class__ = _Shadow
+        # The state goes into a new ``_Shadow`` (a compiled ``Simulator`` cannot change class).
+        state = pickle.loads(pickle.dumps(sim.__getstate__(), protocol=pickle.HIGHEST_PROTOCOL))
+        shadow = _Shadow.__new__(_Shadow)
+        shadow.__setstate__(state)
     else:
         shadow = _Shadow(sim.platform, jobs, config)
     assert isinstance(shadow, _Shadow)

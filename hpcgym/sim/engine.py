@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from hpcgym.errors import SpecError, StalledError
 from hpcgym.sim.config import SimConfig
@@ -79,6 +80,11 @@ def _cpu_work(spec: JobSpec) -> float:
 _submit_of = operator.attrgetter("submit")
 
 
+# The read-only views of ``EngineCore``: rebuilt after unpickling, never pickled.
+_VIEWS = ("queue", "running", "suspended", "jobs", "node_cpu_used", "node_mem_used")
+
+
+@mypyc_attr(allow_interpreted_subclasses=True, serializable=True)
 class EngineCore:
     """State, event loop and internal transitions; commands live in ``Simulator``."""
 
@@ -150,8 +156,6 @@ class EngineCore:
             self._push(specs[0].submit + self.config.tick, _TICK, None, 0)
         self._make_views()
 
-    _VIEWS = ("queue", "running", "suspended", "jobs", "node_cpu_used", "node_mem_used")
-
     def _make_views(self) -> None:
         """The read-only views schedulers read (rebuilt after unpickling)."""
         self.queue: Mapping[int, Job] = MappingProxyType(self._queue)
@@ -168,8 +172,17 @@ class EngineCore:
         self.node_mem_used.flags.writeable = False
 
     def __getstate__(self) -> dict[str, Any]:
-        """Everything but the views, with the event counter as a number (pickle, deepcopy)."""
-        state = {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
+        """Everything but the views, with the event counter as a number (pickle, deepcopy).
+
+        A compiled engine (see ``setup.py``) keeps its attributes in a C struct named by
+        ``__mypyc_attrs__``; a subclass defined in Python adds a ``__dict__``.
+        """
+        names = getattr(type(self), "__mypyc_attrs__", None)
+        extra = getattr(self, "__dict__", None) or {}
+        state = {k: getattr(self, k) for k in names if hasattr(self, k)} if names else {}
+        state.update(extra)
+        for k in _VIEWS:
+            state.pop(k, None)
         # Reading the counter consumes a value: give it back as the next one to issue.
         seq = next(self._seq)
         self._seq = itertools.count(seq)
@@ -178,7 +191,8 @@ class EngineCore:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore a pickled simulator: same state, same future timeline."""
-        self.__dict__.update(state)
+        for k, v in state.items():
+            setattr(self, k, v)
         self._seq = itertools.count(int(state["_seq"]))
         self._make_views()
 

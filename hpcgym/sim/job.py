@@ -6,6 +6,7 @@ import math
 from enum import Enum
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from hpcgym.sim.spec import JobKind, JobSpec
 
@@ -49,6 +50,7 @@ _SUSPENDED = JobState.SUSPENDED
 _EVOLVING = JobKind.EVOLVING
 
 
+@mypyc_attr(serializable=True)
 class Job:
     """The engine's record of one job. Schedulers read it; only engine commands change it.
 

@@ -9,6 +9,7 @@ raises before touching state.
 from __future__ import annotations
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from hpcgym.errors import CapacityError, CommandError
 from hpcgym.sim.platform import Platform
@@ -28,6 +29,7 @@ WHOLE = 2
 """One task per node at share 1: the nodes are the job's alone."""
 
 
+@mypyc_attr(serializable=True)
 class NodePool:
     """CPU and memory use of every node of a platform, tracked with numpy arrays."""
 

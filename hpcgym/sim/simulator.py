@@ -10,6 +10,7 @@ import math
 from heapq import heappush
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 from numpy.typing import ArrayLike
 
 from hpcgym.errors import CapacityError, CommandError, JobStateError, SizeError
@@ -50,6 +51,7 @@ def _whole_size(job_id: int, size: object) -> int:
     raise SizeError(f"job {job_id}: a size is a whole number of tasks, got {size!r}")
 
 
+@mypyc_attr(allow_interpreted_subclasses=True, serializable=True)
 class Simulator(EngineCore):
     """A cluster simulation driven by a scheduler.
 
@@ -73,7 +75,7 @@ class Simulator(EngineCore):
     def start(
         self,
         job_id: int,
-        size: int | None = None,
+        size: int | np.integer | None = None,
         *,
         nodes: ArrayLike | None = None,
         cpu: ArrayLike | float | None = None,
@@ -96,15 +98,15 @@ class Simulator(EngineCore):
             self._refuse_start(job_id)
             return
         spec = job.spec
+        # ``k``: the size as an ``int`` (``size`` may be a numpy integer, or wrong).
         if size is None:
-            size = spec.nodes
-        elif (size := _whole_size(job_id, size)) != spec.nodes:
+            k = spec.nodes
+        elif (k := _whole_size(job_id, size)) != spec.nodes:
             if spec.kind is _K_RIGID or spec.kind is _K_EVOLVING:
                 raise SizeError(
-                    f"job {job_id} is {spec.kind.value} and starts at {spec.nodes} tasks, "
-                    f"not {size}"
+                    f"job {job_id} is {spec.kind.value} and starts at {spec.nodes} tasks, not {k}"
                 )
-            self._check_size(job, size)
+            self._check_size(job, k)
         now = self._now
         if nodes is None and cpu is None and spec.cpu_need == 1.0:
             # The common case, kept short: whole idle nodes, lowest ids first. Same effect as
@@ -112,41 +114,41 @@ class Simulator(EngineCore):
             pool = self.pool
             free = pool.free
             if cluster is None:
-                cluster = 0 if free[0] >= size else self._cluster_with_idle(job, size)
+                cluster = 0 if free[0] >= k else self._cluster_with_idle(job, k)
             elif not 0 <= cluster < len(free):
                 raise CommandError(f"job {job_id}: no cluster {cluster}")
-            if pool.single and free[0] >= size and not spec.mem:
+            if pool.single and free[0] >= k and not spec.mem:
                 # ``NodePool.take_idle`` inlined for the most common platform.
                 used = pool.cpu_used
-                picked = (used == 0.0).nonzero()[0][:size]
+                picked = (used == 0.0).nonzero()[0][:k]
                 used[picked] = 1.0
-                free[0] -= size
+                free[0] -= k
             else:
                 try:
-                    picked = pool.take_idle(cluster, size, spec.mem)
+                    picked = pool.take_idle(cluster, k, spec.mem)
                 except CapacityError as e:
                     raise CapacityError(f"job {job_id}: {e}") from None
             job._nodes = picked
-            ones = WHOLE_ROWS.get(size)
-            job._cpu = ones if ones is not None else whole_row(size)
-            fsize = float(size)
+            ones = WHOLE_ROWS.get(k)
+            job._cpu = ones if ones is not None else whole_row(k)
+            fsize = float(k)
             job._cluster = cluster
             job._mode = WHOLE
             job._share = 1.0
             job._cpu_sum = job._useful = fsize
-            job.max_size = size
+            job.max_size = k
             job._state = _RUNNING
             job._yield = 1.0
-            if size == spec.nodes:
+            if k == spec.nodes:
                 rate = job._rate = 1.0
             else:
-                rate = job._rate = 1.0 if job._evolving else spec.rate(size)
-                if size > spec.nodes:
+                rate = job._rate = 1.0 if job._evolving else spec.rate(k)
+                if k > spec.nodes:
                     self._update_demand(job)
             self._alloc_total += fsize
             self._useful_total += fsize
         else:
-            self._hold(job, *self._resolve(job, size, nodes, cpu, cluster))
+            self._hold(job, *self._resolve(job, k, nodes, cpu, cluster))
             job._state = _RUNNING
             self._set_rate(job)
             rate = job._rate
@@ -167,7 +169,7 @@ class Simulator(EngineCore):
     def resize(
         self,
         job_id: int,
-        size: int,
+        size: int | np.integer,
         *,
         nodes: ArrayLike | None = None,
         release: ArrayLike | None = None,
@@ -186,26 +188,28 @@ class Simulator(EngineCore):
             )
         self._require_running(job, "resized")
         n = job._nodes.size
-        size = _whole_size(job_id, size)
-        if size == n:
+        k = _whole_size(job_id, size)
+        if k == n:
             raise SizeError(f"job {job_id} already has {n} tasks")
-        self._check_size(job, size)
-        if size < n:
+        self._check_size(job, k)
+        if k < n:
             if nodes is not None:
                 raise CommandError(f"job {job_id}: a shrink takes `release`, not `nodes`")
-            keep = self._keep_mask(job, n - size, release)
+            keep = self._keep_mask(job, n - k, release)
             self._settle(job)
             self._drop(job, keep)
         else:
             if release is not None:
                 raise CommandError(f"job {job_id}: an expansion takes `nodes`, not `release`")
-            placed = self._resolve(job, size - n, nodes, None, job._cluster)
+            placed = self._resolve(job, k - n, nodes, None, job._cluster)
             self._settle(job)
             self._hold(job, *placed)
         job._reconfigs += 1
-        self._overhead(job, spec.reconfig.resize(n, size))
+        self._overhead(job, spec.reconfig.resize(n, k))
 
-    def shrink(self, job_id: int, size: int, *, release: ArrayLike | None = None) -> None:
+    def shrink(
+        self, job_id: int, size: int | np.integer, *, release: ArrayLike | None = None
+    ) -> None:
         """``resize`` to a smaller ``size``."""
         job = self._job(job_id)
         self._require_running(job, "shrunk")
@@ -213,7 +217,9 @@ class Simulator(EngineCore):
             raise SizeError(f"job {job_id}: shrink to {size} from {job._nodes.size} tasks")
         self.resize(job_id, size, release=release)
 
-    def expand(self, job_id: int, size: int, *, nodes: ArrayLike | None = None) -> None:
+    def expand(
+        self, job_id: int, size: int | np.integer, *, nodes: ArrayLike | None = None
+    ) -> None:
         """``resize`` to a larger ``size``."""
         job = self._job(job_id)
         self._require_running(job, "expanded")

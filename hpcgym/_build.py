@@ -1,0 +1,62 @@
+"""Which of hpcgym's modules run compiled, and a warning when a compiled one is stale.
+
+``setup.py`` compiles the simulator's hot modules with mypyc where it can (``COMPILED`` there
+lists the files of ``COMPILED_MODULES`` here; a test keeps the two lists equal). The
+pure-Python modules behave the same, only slower.
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
+
+COMPILED_MODULES = (
+    "hpcgym.sim.engine",
+    "hpcgym.sim.simulator",
+    "hpcgym.sim.job",
+    "hpcgym.sim.nodes",
+    "hpcgym.baselines.classic",
+)
+
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+def compiled() -> dict[str, bool]:
+    """For each module ``setup.py`` compiles, whether the imported one is a C extension."""
+    out = {}
+    for name in COMPILED_MODULES:
+        path = getattr(importlib.import_module(name), "__file__", None) or ""
+        out[name] = not path.endswith(".py")
+    return out
+
+
+def stale_extensions(root: Path = _ROOT) -> list[str]:
+    """Modules whose ``.py`` source is newer than a compiled extension beside it.
+
+    Python imports the extension, not the source, so an edit there has no effect until the
+    package is built again.
+    """
+    stale = []
+    for name in COMPILED_MODULES:
+        source = root.joinpath(*name.split(".")).with_suffix(".py")
+        for suffix in EXTENSION_SUFFIXES:
+            ext = source.with_suffix(suffix)
+            if ext.exists() and source.exists() and source.stat().st_mtime > ext.stat().st_mtime:
+                stale.append(name)
+                break
+    return stale
+
+
+def warn_if_stale(root: Path = _ROOT) -> None:
+    """Warn, naming the modules, when edited sources hide behind older compiled extensions."""
+    stale = stale_extensions(root)
+    if stale:
+        warnings.warn(
+            f"hpcgym: {', '.join(stale)} changed since it was compiled, and Python runs the "
+            "compiled extension, not the edited source: reinstall (`pip install -e .`), or "
+            "reinstall with HPCGYM_COMPILE=0 to work on pure Python",
+            RuntimeWarning,
+            stacklevel=2,
+        )

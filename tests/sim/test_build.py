@@ -1,0 +1,71 @@
+"""The compiled build (setup.py) and what hpcgym reports of it."""
+
+from __future__ import annotations
+
+import ast
+import os
+import pickle
+import time
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
+
+import pytest
+
+import hpcgym
+from hpcgym._build import COMPILED_MODULES, stale_extensions, warn_if_stale
+from hpcgym.sim import JobSpec, Platform, Simulator
+from hpcgym.sim.job import Job
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_setup_compiles_exactly_the_modules_hpcgym_reports_on():
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    listed = next(
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "COMPILED" for t in node.targets)
+    )
+    files = ast.literal_eval(listed)
+    assert [f.removesuffix(".py").replace("/", ".") for f in files] == list(COMPILED_MODULES)
+
+
+def test_compiled_reports_every_module():
+    report = hpcgym.compiled()
+    assert set(report) == set(COMPILED_MODULES)
+    assert all(isinstance(v, bool) for v in report.values())
+
+
+def test_an_edited_source_behind_its_extension_is_reported(tmp_path):
+    pkg = tmp_path / "hpcgym" / "sim"
+    pkg.mkdir(parents=True)
+    source = pkg / "engine.py"
+    ext = pkg / f"engine{EXTENSION_SUFFIXES[0]}"
+    source.write_text("")
+    assert stale_extensions(tmp_path) == []  # pure Python: nothing to be stale
+    ext.write_bytes(b"")
+    past = time.time() - 100
+    os.utime(source, (past, past))
+    assert stale_extensions(tmp_path) == []  # built after the last edit
+    os.utime(source, None)
+    os.utime(ext, (past, past))
+    assert stale_extensions(tmp_path) == ["hpcgym.sim.engine"]
+    with pytest.warns(RuntimeWarning, match=r"hpcgym\.sim\.engine changed"):
+        warn_if_stale(tmp_path)
+
+
+def test_jobs_and_simulators_pickle_mid_episode():
+    jobs = [JobSpec(i, float(i), 10.0, 1 + i % 2) for i in range(6)]
+    sim = Simulator(Platform.single(2), jobs)
+    sim.advance()
+    sim.start(0)
+    sim.advance()
+    copy = pickle.loads(pickle.dumps(sim))
+    assert isinstance(copy.jobs[0], Job)
+    for s in (sim, copy):
+        while s.advance():
+            head = s.queue_head()
+            if head is not None and head.spec.nodes <= s.free_nodes():
+                s.start(head.id)
+    assert [j.end_time for j in copy.jobs.values()] == [j.end_time for j in sim.jobs.values()]
