@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from results_md import write_section
+from results_md import build_note, write_section
 
 import hpcgym.workloads as W
 from hpcgym.baselines import make
@@ -218,7 +218,8 @@ def main() -> None:
             f"`lublin_256.swf` ({n:,} jobs, `swf/lublin256-v0`, user estimates, 256 nodes), run",
             "to the end, best of "
             f"{args.repeat} interleaved runs. Machine: {platform.machine()}, Python "
-            f"{platform.python_version()}, numpy {np.__version__}; 2 CPUs shared with other work",
+            f"{platform.python_version()}, numpy {np.__version__}, {build_note()};",
+            "2 CPUs shared with other work",
             f"(load average {os.getloadavg()[0]:.1f} when written), so timings vary by 2x or more",
             "between runs; compare rows of one table. Target: at least 100,000 jobs/s.",
             "",

@@ -15,7 +15,7 @@ import heapq
 import platform
 import time
 
-from results_md import write_section
+from results_md import build_note, write_section
 
 from hpcgym.sim import JobSpec, Platform, Simulator
 from hpcgym.workloads.registry import workloads_dir
@@ -167,7 +167,8 @@ def main() -> None:
         "`python benchmarks/engine_speed.py --write`: FCFS over `lublin_256.swf` (10,000 jobs,",
         "256 nodes), best of "
         f"{args.repeat} episodes, simulator construction included. Machine: "
-        f"{platform.machine()}, Python {platform.python_version()}; 2 CPUs shared with other work.",
+        f"{platform.machine()}, Python {platform.python_version()}, {build_note()}; 2 CPUs shared "
+        "with other work.",
         "Target: at least 100,000 jobs/s, within 4x of the bare loop.",
         "",
         "| what | jobs/s | events/s | seconds |",

@@ -18,7 +18,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from results_md import write_section
+from results_md import build_note, write_section
 
 import hpcgym  # noqa: F401  (registers the ids)
 from hpcgym.envs import PRESETS
@@ -105,7 +105,8 @@ def main() -> int:
             "policy per preset (`gymnasium.make` with its default wrappers; resets and the final "
             f"`sim.result()` included), best of {REPEATS}. Machine: {platform.machine()}, "
             f"Python {sys.version.split()[0]}, numpy {np.__version__}, gymnasium "
-            f"{gym.__version__}; {os.cpu_count()} CPUs shared with other work, so the CPU column "
+            f"{gym.__version__}, {build_note()}; {os.cpu_count()} CPUs shared with other work, "
+            "so the CPU column "
             "(process time) is the steadier one. Target: at least 20,000 steps/s on "
             "`hpcgym/Rigid-v0` (256-job windows of `lublin_256.swf`). The bare loop (a (32, 15) "
             "observation, a mask, a random legal action) is re-measured after each env, under "

@@ -21,3 +21,17 @@ def write_section(heading: str, text: str) -> None:
     else:
         new = old.rstrip("\n") + "\n\n" + body
     RESULTS.write_text(new.rstrip("\n") + "\n")
+
+
+def build_note() -> str:
+    """Which build of hpcgym ran: compiled with mypyc (see ``setup.py``), pure Python or mixed."""
+    import hpcgym
+
+    flags = hpcgym.compiled().values()
+    if all(flags):
+        return "hpcgym compiled with mypyc"
+    if not any(flags):
+        return "hpcgym pure Python (not compiled)"
+    return "hpcgym partly compiled: " + ", ".join(
+        name for name, on in hpcgym.compiled().items() if on
+    )

@@ -35,7 +35,7 @@ import time
 
 import gymnasium as gym
 import torch
-from results_md import write_section
+from results_md import build_note, write_section
 
 import hpcgym  # noqa: F401  (registers the ids)
 from hpcgym.agents.train import TrainConfig, load_hyperparams, train
@@ -138,7 +138,7 @@ def main() -> None:
             "",
             *rows,
             "",
-            f"Python {platform.python_version()}, torch {torch.__version__}, "
+            f"Python {platform.python_version()}, {build_note()}, torch {torch.__version__}, "
             f"{os.cpu_count()} CPUs, {platform.machine()}, "
             f"{time.strftime('%Y-%m-%d', time.gmtime())}.",
         ]
