@@ -1,9 +1,10 @@
 """Build hpcgym; the simulator's hot modules are compiled to C with mypyc where possible.
 
 The modules in ``COMPILED`` are plain, fully typed Python: mypyc (part of mypy) turns each into
-a C extension at install time, which runs the same code 1.5-2x faster. Where that cannot
-happen (no C compiler, or ``HPCGYM_COMPILE=0`` in the environment) the package installs as
-pure Python and behaves the same, only slower. ``hpcgym.compiled()`` tells which you have.
+a C extension at install time, which runs the same code 1.5-2x faster. ``HPCGYM_COMPILE`` in
+the environment chooses: unset (or ``auto``), compile where possible and otherwise install pure
+Python, which behaves the same, only slower; ``1``, compile or fail (CI uses it); ``0``, pure
+Python. ``hpcgym.compiled()`` tells which you have.
 
 After editing a compiled module, reinstall (``pip install -e .``): Python imports the built
 extension before the ``.py`` beside it, and ``hpcgym`` warns when a source is newer than its
@@ -33,13 +34,17 @@ BUILDS = {"build", "build_ext", "bdist_wheel", "editable_wheel", "install", "dev
 
 def ext_modules() -> list:
     """The mypyc extensions, or none (pure Python) when compilation is off or impossible."""
-    if os.environ.get("HPCGYM_COMPILE", "1").strip().lower() in ("0", "no", "false", "off"):
+    mode = os.environ.get("HPCGYM_COMPILE", "auto").strip().lower()
+    if mode not in ("auto", "", "0", "1"):
+        sys.exit(f"hpcgym: HPCGYM_COMPILE is {mode!r}; use 1 (compile), 0 (pure Python) or auto")
+    if mode == "0" or not BUILDS.intersection(sys.argv[1:]):
         return []
-    if not BUILDS.intersection(sys.argv[1:]):
-        return []
+    required = mode == "1"
     try:
         from mypyc.build import mypycify
     except ImportError as e:  # a build without the build-system requirements
+        if required:
+            raise
         print(f"hpcgym: mypyc is not available ({e}); installing pure Python", file=sys.stderr)
         return []
     try:
@@ -49,11 +54,13 @@ def ext_modules() -> list:
             group_name="hpcgym",
         )
     except (Exception, SystemExit) as e:  # mypyc exits on type errors
+        if required:
+            raise
         print(f"hpcgym: mypyc could not compile ({e}); installing pure Python", file=sys.stderr)
         return []
     for ext in exts:
-        # A missing or failing C compiler leaves the pure Python modules in place.
-        ext.optional = True
+        # Unless required, a missing or failing C compiler leaves the pure Python modules.
+        ext.optional = not required
     return exts
 
 
