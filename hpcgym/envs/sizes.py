@@ -116,6 +116,37 @@ def _size_plan(
     return plan
 
 
+_TARGETS: dict[tuple[object, ...], tuple[list[int], list[int], bool]] = {}
+"""Shrink and expand targets by (levels, rule, multiple, min, max, size, room): see below."""
+
+
+def _targets(
+    cfg: EnvConfig, key: object, rule: int, mult: int, lo: int, hi: int, n: int, room: int
+) -> tuple[list[int], list[int], bool]:
+    """Shrink and expand targets (0: not legal) of a running malleable job, and whether any is.
+
+    They depend only on the levels, the size rule, the size ``n`` and the ``room`` left in the
+    job's cluster, so each combination is computed once (``key``: the levels' cache key).
+    """
+    full = (key, rule, mult, lo, hi, n, room)
+    hit = _TARGETS.get(full)
+    if hit is not None:
+        return hit
+    shrink, fixed = _size_plan(cfg, rule, mult, lo, hi, n)
+    spares = _level_plan(cfg)[2]
+    expand = []
+    for k, t in enumerate(fixed):
+        if t == _FIT:
+            t = accepted_floor(rule, mult, lo, hi, n + room)
+        elif t == _SPARE:
+            t = accepted_floor(rule, mult, lo, hi, n + math.floor(spares[k] * room))  # type: ignore[operator]
+        expand.append(t if n < t <= n + room else 0)
+    if len(_TARGETS) > 65536:
+        _TARGETS.clear()
+    hit = _TARGETS[full] = (shrink, expand, any(shrink) or any(expand))
+    return hit
+
+
 def running_targets(
     ledger: JobLedger, cap: Capacity, rows: list[int], cfg: EnvConfig
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
@@ -128,7 +159,7 @@ def running_targets(
     the largest accepted ``<= size - max(1, floor(f * size))``, expand ``spare<f>`` the largest
     accepted ``<= size + floor(f * room)``. Only running (not reconfiguring) malleable jobs
     resize; a grant needs room for the extra tasks. The last value tells whether any of them is
-    legal. What does not depend on the room comes from a cache (``_size_plan``).
+    legal. Each job's targets come from a cache keyed by size, size rule and room (``_targets``).
     """
     n_s, n_e = len(cfg.shrink_levels), len(cfg.expand_levels)
     grant = np.zeros(len(rows) if cfg.grant else 0, dtype=bool)
@@ -141,7 +172,12 @@ def running_targets(
             legal,
         )
     jobs, kinds = ledger.jobs, ledger.kind_list
-    spares = _level_plan(cfg)[2]
+    rules, mults = ledger.rule_list, ledger.multiple_list
+    mins, maxs = ledger.min_list, ledger.max_list
+    needs, mems, simple = ledger.cpu_need_list, ledger.mem_list, ledger.simple
+    free = cap.free
+    key = _level_plan(cfg)[0]
+    grants = cfg.grant
     none_s, none_e = [0] * n_s, [0] * n_e
     shrink_rows: list[list[int]] = []
     expand_rows: list[list[int]] = []
@@ -152,32 +188,24 @@ def running_targets(
         if job.state is not _RUNNING:
             continue
         n = job.size
-        need, mem = ledger.cpu_need_list[r], ledger.mem_list[r]
-        if cfg.grant and job.request:
-            ok = job.request - n <= cap.room_in(job.cluster, need, mem, ledger.simple)
+        if grants and job.request:
+            ok = job.request - n <= cap.room_in(job.cluster, needs[r], mems[r], simple)
             grant[i] = ok
             legal = legal or ok
         if kinds[r] != _MALLEABLE:
             continue
-        rule, mult = ledger.rule_list[r], ledger.multiple_list[r]
-        lo, hi = ledger.min_list[r], ledger.max_list[r]
-        shrink, fixed = _size_plan(cfg, rule, mult, lo, hi, n)
+        if n_e:
+            room = (
+                free[job.cluster] if simple else cap.room_in(job.cluster, needs[r], mems[r], False)
+            )
+        else:
+            room = 0
+        shrink, expand, ok = _targets(cfg, key, rules[r], mults[r], mins[r], maxs[r], n, room)
         if n_s:
             shrink_rows[i] = shrink
-            legal = legal or any(shrink)
-        if n_e:
-            room = cap.room_in(job.cluster, need, mem, ledger.simple)
-            if not room:
-                continue
-            row = []
-            for k, t in enumerate(fixed):
-                if t == _FIT:
-                    t = accepted_floor(rule, mult, lo, hi, n + room)
-                elif t == _SPARE:
-                    t = accepted_floor(rule, mult, lo, hi, n + math.floor(spares[k] * room))  # type: ignore[operator]
-                row.append(t if n < t <= n + room else 0)
-            expand_rows[i] = row
-            legal = legal or any(row)
+        if room:
+            expand_rows[i] = expand
+        legal = legal or ok
     shape_s, shape_e = (len(rows), n_s), (len(rows), n_e)
     if not legal:
         # Nothing to resize (most decision points): shared read-only zeros, no conversion.
