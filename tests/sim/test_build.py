@@ -69,3 +69,17 @@ def test_jobs_and_simulators_pickle_mid_episode():
             if head is not None and head.spec.nodes <= s.free_nodes():
                 s.start(head.id)
     assert [j.end_time for j in copy.jobs.values()] == [j.end_time for j in sim.jobs.values()]
+
+
+def test_numpy_integer_sizes_are_sizes_on_either_build():
+    import numpy as np
+
+    from hpcgym.sim import JobKind
+
+    spec = JobSpec(1, 0.0, 10.0, 2, kind=JobKind.MALLEABLE, min_nodes=1, max_nodes=4)
+    sim = Simulator(Platform.single(4), [spec])
+    sim.advance()
+    sim.start(1, np.int64(3))
+    assert sim.jobs[1].size == 3
+    sim.resize(1, np.int32(2))
+    assert sim.jobs[1].size == 2
