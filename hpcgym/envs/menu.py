@@ -29,7 +29,7 @@ from hpcgym.envs.capacity import Capacity
 from hpcgym.envs.commands import Commander
 from hpcgym.envs.config import START_LEVELS, EnvConfig, start_level
 from hpcgym.envs.ledger import SIZE, JobLedger
-from hpcgym.envs.sizes import accepted_floor, floor_sizes, running_targets
+from hpcgym.envs.sizes import accepted_floor, floor_sizes, levels_key, running_targets
 
 _NONE = np.zeros(0, dtype=np.int64)
 _NONE2 = np.zeros((0, 0), dtype=np.int64)
@@ -112,6 +112,7 @@ class ActionMenu:
         self._after_start = self._start_offset + q * len(cfg.start_levels)
         """First index past the start block."""
         self._running_blocks = any(b in self.blocks for b in ("shrink", "expand", "grant"))
+        self._levels_key = levels_key(cfg)
         self._fast = (
             cfg.start_levels == ("req",) and cfg.queue_order == "fcfs" and not cfg.coschedule_levels
         )
@@ -236,8 +237,8 @@ class ActionMenu:
             mask[off : off + start.size] = legal
             any_start = bool(legal.any())
         d = self._rest(ledger, cap, qlist, start, fits, mask)
-        after = self._after_start
-        d.choice = any_start or (after < self.n and bool(mask[after:].any()))
+        # ``_rest`` set ``choice`` when it allowed an entry past the start block.
+        d.choice = any_start or d.choice
         return d
 
     def _order(self, ledger: JobLedger, cap: Capacity, queued: list[int]) -> np.ndarray:
@@ -263,6 +264,7 @@ class ActionMenu:
     ) -> Decision:
         cfg = self.cfg
         cosched = _NONE2
+        choice = False  # whether any entry here is legal
         if cfg.coschedule_levels and qlist:
             qrows = np.array(qlist, dtype=np.int64)
             cosched = np.zeros((qrows.size, len(cfg.coschedule_levels)), dtype=np.int64)
@@ -271,21 +273,27 @@ class ActionMenu:
                 share = ledger.cpu_need[qrows] * frac
                 room = cap.best_room(share, ledger.mem[qrows], False)
                 cosched[:, c] = np.where(req <= room, req, 0)
-            self._put(mask, "coschedule", cosched > 0)
+            flags = cosched > 0
+            self._put(mask, "coschedule", flags)
+            choice = bool(flags.any())
         holding = ledger.holding
         rlist = holding[: cfg.running_slots]
         shrink = expand = _NONE2
         grant = suspend = resume = _NONE_B
         slist: list[int] = []
         if self._running_blocks:
-            shrink, expand, grant, legal = running_targets(ledger, cap, rlist, cfg)
+            shrink, expand, grant, legal = running_targets(
+                ledger, cap, rlist, cfg, self._levels_key
+            )
             if legal:
                 self._put(mask, "shrink", shrink > 0)
                 self._put(mask, "expand", expand > 0)
                 self._put(mask, "grant", grant)
+                choice = True
         if cfg.suspend:
             suspend = np.ones(len(rlist), dtype=bool)
             self._put(mask, "suspend", suspend)
+            choice = choice or bool(rlist)
             slist = ledger.suspended[: cfg.suspended_slots]
             if slist:
                 ledger.fresh(slist)
@@ -295,6 +303,7 @@ class ActionMenu:
                 room = cap.best_room(ledger.cpu_need[srows], ledger.mem[srows], ledger.simple)
                 resume = saved <= room
                 self._put(mask, "resume", resume)
+                choice = choice or bool(resume.any())
         return Decision(
             qlist,
             rlist,
@@ -309,7 +318,7 @@ class ActionMenu:
             mask,
             len(holding),
             fits,
-            False,
+            choice,
         )
 
     def _put(self, mask: np.ndarray, block: str, flags: np.ndarray) -> None:

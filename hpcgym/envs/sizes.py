@@ -147,8 +147,17 @@ def _targets(
     return hit
 
 
+def levels_key(cfg: EnvConfig) -> object:
+    """The cache key of ``cfg``'s resize levels (compute it once; see ``running_targets``)."""
+    return _level_plan(cfg)[0]
+
+
 def running_targets(
-    ledger: JobLedger, cap: Capacity, rows: list[int], cfg: EnvConfig
+    ledger: JobLedger,
+    cap: Capacity,
+    rows: list[int],
+    cfg: EnvConfig,
+    key: object = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
     """Shrink and expand target sizes (0: not legal) and grant flags of the running window.
 
@@ -159,7 +168,8 @@ def running_targets(
     the largest accepted ``<= size - max(1, floor(f * size))``, expand ``spare<f>`` the largest
     accepted ``<= size + floor(f * room)``. Only running (not reconfiguring) malleable jobs
     resize; a grant needs room for the extra tasks. The last value tells whether any of them is
-    legal. Each job's targets come from a cache keyed by size, size rule and room (``_targets``).
+    legal. Each job's targets come from a cache keyed by size, size rule and room (``_targets``);
+    ``key`` is ``levels_key(cfg)``, computed here when not given.
     """
     n_s, n_e = len(cfg.shrink_levels), len(cfg.expand_levels)
     grant = np.zeros(len(rows) if cfg.grant else 0, dtype=bool)
@@ -176,7 +186,8 @@ def running_targets(
     mins, maxs = ledger.min_list, ledger.max_list
     needs, mems, simple = ledger.cpu_need_list, ledger.mem_list, ledger.simple
     free = cap.free
-    key = _level_plan(cfg)[0]
+    if key is None:
+        key = _level_plan(cfg)[0]
     grants = cfg.grant
     none_s, none_e = [0] * n_s, [0] * n_e
     shrink_rows: list[list[int]] = []
@@ -210,12 +221,11 @@ def running_targets(
     if not legal:
         # Nothing to resize (most decision points): shared read-only zeros, no conversion.
         return _zeros(shape_s), _zeros(shape_e), grant, legal
-    return (
-        np.array(shrink_rows, dtype=np.int64).reshape(shape_s),
-        np.array(expand_rows, dtype=np.int64).reshape(shape_e),
-        grant,
-        legal,
-    )
+    if not rows:
+        return _zeros(shape_s), _zeros(shape_e), grant, legal
+    # One conversion for both blocks (rows of shrink then expand targets), split by views.
+    both = np.array([a + b for a, b in zip(shrink_rows, expand_rows, strict=True)], dtype=np.int64)
+    return both[:, :n_s], both[:, n_s:], grant, legal
 
 
 _ZEROS: dict[tuple[int, int], np.ndarray] = {}

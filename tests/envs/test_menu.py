@@ -179,6 +179,8 @@ def check_menu(world: str, worlds: SimpleNamespace, seed: int, states: int, **kw
         mask = info["action_mask"]
         assert mask.dtype == np.int8 and mask[0] == 1
         assert np.array_equal(env.action_masks(), mask)
+        # "Anything but advance is legal", as the env tracks it to skip trivial points.
+        assert env.decision.choice == bool(mask[1:].any())
         for a in range(1, env.action_space.n):
             direct = worlds.clone(env)
             assert direct.sim is not None
