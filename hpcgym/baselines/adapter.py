@@ -71,6 +71,7 @@ from hpcgym.envs.config import start_level
 from hpcgym.errors import HpcGymError
 from hpcgym.sim import SimConfig, Simulator
 from hpcgym.sim.job import Job
+from hpcgym.sim.simulator import JobId, as_job_id
 
 ADVANCE = 0
 """The menu index of *advance*."""
@@ -174,13 +175,14 @@ class _Shadow(Simulator):
 
     def start(
         self,
-        job_id: int,
+        job_id: JobId,
         size: int | np.integer | None = None,
         *,
         nodes: Any = None,
         cpu: Any = None,
         cluster: int | None = None,
     ) -> None:
+        job_id = as_job_id(job_id)
         job = self._jobs.get(job_id)
         issue = None
         share: float | None = None
@@ -208,8 +210,9 @@ class _Shadow(Simulator):
         self._record(Command("start", job_id, job.size, 0, share, issue, self._now, at))
 
     def resize(
-        self, job_id: int, size: int | np.integer, *, nodes: Any = None, release: Any = None
+        self, job_id: JobId, size: int | np.integer, *, nodes: Any = None, release: Any = None
     ) -> None:
+        job_id = as_job_id(job_id)
         job = self._jobs.get(job_id)
         before = job.size if job is not None else 0
         issue = None
@@ -222,7 +225,8 @@ class _Shadow(Simulator):
             self._depth -= 1
         self._record(Command("resize", job_id, int(size), before, None, issue, self._now))
 
-    def grant(self, job_id: int, *, nodes: Any = None) -> None:
+    def grant(self, job_id: JobId, *, nodes: Any = None) -> None:
+        job_id = as_job_id(job_id)
         job = self._jobs.get(job_id)
         before = job.size if job is not None else 0
         issue = f"{PLACEMENT} (nodes chosen by the scheduler)" if nodes is not None else None
@@ -234,7 +238,8 @@ class _Shadow(Simulator):
         size = self._jobs[job_id].size
         self._record(Command("grant", job_id, size, before, None, issue, self._now))
 
-    def suspend(self, job_id: int) -> None:
+    def suspend(self, job_id: JobId) -> None:
+        job_id = as_job_id(job_id)
         self._depth += 1
         try:
             super().suspend(job_id)
@@ -243,8 +248,9 @@ class _Shadow(Simulator):
         self._record(Command("suspend", job_id, 0, 0, None, None, self._now))
 
     def resume(
-        self, job_id: int, *, nodes: Any = None, cpu: Any = None, cluster: int | None = None
+        self, job_id: JobId, *, nodes: Any = None, cpu: Any = None, cluster: int | None = None
     ) -> None:
+        job_id = as_job_id(job_id)
         issue = None
         if nodes is not None or cpu is not None or cluster is not None:
             issue = f"{PLACEMENT} (resume placed by the scheduler)"
@@ -264,22 +270,26 @@ class _Shadow(Simulator):
             self._depth -= 1
         self._record(Command(verb, job_id, 0, 0, None, f"{NOT_IN_MENU} ({verb})", self._now))
 
-    def migrate(self, job_id: int, nodes: Any, *, cpu: Any = None) -> None:
+    def migrate(self, job_id: JobId, nodes: Any, *, cpu: Any = None) -> None:
+        job_id = as_job_id(job_id)
         self._unexpressible(
             "migrate", job_id, lambda: super(_Shadow, self).migrate(job_id, nodes, cpu=cpu)
         )
 
-    def set_shares(self, job_id: int, cpu: Any) -> None:
+    def set_shares(self, job_id: JobId, cpu: Any) -> None:
+        job_id = as_job_id(job_id)
         self._unexpressible(
             "set_shares", job_id, lambda: super(_Shadow, self).set_shares(job_id, cpu)
         )
 
-    def set_walltime(self, job_id: int, walltime: float | None) -> None:
+    def set_walltime(self, job_id: JobId, walltime: float | None) -> None:
+        job_id = as_job_id(job_id)
         self._unexpressible(
             "set_walltime", job_id, lambda: super(_Shadow, self).set_walltime(job_id, walltime)
         )
 
-    def reject(self, job_id: int) -> None:
+    def reject(self, job_id: JobId) -> None:
+        job_id = as_job_id(job_id)
         self._unexpressible("reject", job_id, lambda: super(_Shadow, self).reject(job_id))
 
     def wake_at(self, time: float) -> None:

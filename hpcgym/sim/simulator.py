@@ -44,6 +44,19 @@ _K_MALLEABLE = JobKind.MALLEABLE
 _K_EVOLVING = JobKind.EVOLVING
 
 
+JobId = int | np.integer
+"""A job id as commands take it: an ``int``, or a numpy integer (read from an array)."""
+
+
+def as_job_id(job_id: object) -> int:
+    """``job_id`` as an ``int``; a ``CommandError`` for anything but an integer."""
+    if type(job_id) is int:
+        return job_id
+    if isinstance(job_id, int | np.integer) and not isinstance(job_id, bool):
+        return int(job_id)
+    raise CommandError(f"a job id is an integer, got {job_id!r}")
+
+
 def _whole_size(job_id: int, size: object) -> int:
     """``size`` as an ``int``, or a ``SizeError``: sizes are whole numbers of tasks."""
     if isinstance(size, int | np.integer) and not isinstance(size, bool):
@@ -74,7 +87,7 @@ class Simulator(EngineCore):
     # ----------------------------------------------------------------------------- commands
     def start(
         self,
-        job_id: int,
+        job_id: JobId,
         size: int | np.integer | None = None,
         *,
         nodes: ArrayLike | None = None,
@@ -93,6 +106,7 @@ class Simulator(EngineCore):
             cpu: CPU share of each task (scalar or one per task); defaults to the job's need.
             cluster: Cluster for automatic placement.
         """
+        job_id = as_job_id(job_id)
         job = self._jobs.get(job_id)
         if job is None or job._state is not _QUEUED:
             self._refuse_start(job_id)
@@ -168,7 +182,7 @@ class Simulator(EngineCore):
 
     def resize(
         self,
-        job_id: int,
+        job_id: JobId,
         size: int | np.integer,
         *,
         nodes: ArrayLike | None = None,
@@ -180,6 +194,7 @@ class Simulator(EngineCore):
         frees nodes at once (the tasks on ``release``, else the last tasks); expanding adds tasks
         on ``nodes``, else on the lowest-numbered nodes of its cluster with room.
         """
+        job_id = as_job_id(job_id)
         job = self._job(job_id)
         spec = job.spec
         if spec.kind is not _K_MALLEABLE:
@@ -208,9 +223,10 @@ class Simulator(EngineCore):
         self._overhead(job, spec.reconfig.resize(n, k))
 
     def shrink(
-        self, job_id: int, size: int | np.integer, *, release: ArrayLike | None = None
+        self, job_id: JobId, size: int | np.integer, *, release: ArrayLike | None = None
     ) -> None:
         """``resize`` to a smaller ``size``."""
+        job_id = as_job_id(job_id)
         job = self._job(job_id)
         self._require_running(job, "shrunk")
         if size >= job._nodes.size:
@@ -218,17 +234,19 @@ class Simulator(EngineCore):
         self.resize(job_id, size, release=release)
 
     def expand(
-        self, job_id: int, size: int | np.integer, *, nodes: ArrayLike | None = None
+        self, job_id: JobId, size: int | np.integer, *, nodes: ArrayLike | None = None
     ) -> None:
         """``resize`` to a larger ``size``."""
+        job_id = as_job_id(job_id)
         job = self._job(job_id)
         self._require_running(job, "expanded")
         if size <= job._nodes.size:
             raise SizeError(f"job {job_id}: expand to {size} from {job._nodes.size} tasks")
         self.resize(job_id, size, nodes=nodes)
 
-    def grant(self, job_id: int, *, nodes: ArrayLike | None = None) -> None:
+    def grant(self, job_id: JobId, *, nodes: ArrayLike | None = None) -> None:
         """Give an evolving job waiting at a step the extra tasks it asked for."""
+        job_id = as_job_id(job_id)
         job = self._job(job_id)
         if job._request == 0:
             raise JobStateError(f"job {job_id} has no pending request to grant")
@@ -242,8 +260,9 @@ class Simulator(EngineCore):
         job._reconfigs += 1
         self._overhead(job, job.spec.reconfig.resize(n, target))
 
-    def suspend(self, job_id: int) -> None:
+    def suspend(self, job_id: JobId) -> None:
         """Preempt a job: it releases everything, keeps its progress and waits for ``resume``."""
+        job_id = as_job_id(job_id)
         job = self._job(job_id)
         if job._state is not _RUNNING and job._state is not _RECONFIGURING:
             raise JobStateError(f"job {job_id} is {job._state.value}; only running jobs suspend")
@@ -263,13 +282,14 @@ class Simulator(EngineCore):
 
     def resume(
         self,
-        job_id: int,
+        job_id: JobId,
         *,
         nodes: ArrayLike | None = None,
         cpu: ArrayLike | float | None = None,
         cluster: int | None = None,
     ) -> None:
         """Restart a suspended job at its size, anywhere; it pays its model's ``restart`` cost."""
+        job_id = as_job_id(job_id)
         job = self._job(job_id)
         if job._state is not _SUSPENDED:
             raise JobStateError(f"job {job_id} is {job._state.value}; only suspended jobs resume")
@@ -283,9 +303,10 @@ class Simulator(EngineCore):
         self._arm_walltime(job)
 
     def migrate(
-        self, job_id: int, nodes: ArrayLike, *, cpu: ArrayLike | float | None = None
+        self, job_id: JobId, nodes: ArrayLike, *, cpu: ArrayLike | float | None = None
     ) -> None:
         """Move every task of a running job to ``nodes``; it pays its model's ``migrate`` cost."""
+        job_id = as_job_id(job_id)
         job = self._job(job_id)
         self._require_running(job, "migrated")
         size = job._nodes.size
@@ -297,8 +318,9 @@ class Simulator(EngineCore):
         job._migrations += 1
         self._overhead(job, job.spec.reconfig.migrate(size))
 
-    def set_shares(self, job_id: int, cpu: ArrayLike | float) -> None:
+    def set_shares(self, job_id: JobId, cpu: ArrayLike | float) -> None:
         """Change the CPU share of each task of a job in place (no cost, no move)."""
+        job_id = as_job_id(job_id)
         job = self._job(job_id)
         if job._state is not _RUNNING and job._state is not _RECONFIGURING:
             raise JobStateError(f"job {job_id} is {job._state.value}; it holds no CPU shares")
@@ -329,7 +351,7 @@ class Simulator(EngineCore):
             self._wakeups.add(time)
             heappush(self._heap, (time, _WAKEUP, next(self._seq), None, 0))
 
-    def set_walltime(self, job_id: int, walltime: float | None) -> None:
+    def set_walltime(self, job_id: JobId, walltime: float | None) -> None:
         """Change the time limit of a queued, running or suspended job (``None``: no limit).
 
         A running job whose held time already exceeds the new limit is killed at once (at the
@@ -338,6 +360,7 @@ class Simulator(EngineCore):
         Raises:
             CommandError: The limit is not positive, or the job has ended.
         """
+        job_id = as_job_id(job_id)
         job = self._job(job_id)
         if job._state in _ENDED or job._state is _PENDING:
             raise JobStateError(f"job {job_id} is {job._state.value}; its walltime cannot change")
@@ -349,8 +372,9 @@ class Simulator(EngineCore):
             self._arm_walltime(job)
         self._commands += 1
 
-    def reject(self, job_id: int) -> None:
+    def reject(self, job_id: JobId) -> None:
         """Refuse a queued job for good (it ends as rejected and is counted)."""
+        job_id = as_job_id(job_id)
         job = self._job(job_id)
         if job._state is not _QUEUED:
             raise JobStateError(

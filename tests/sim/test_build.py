@@ -83,3 +83,21 @@ def test_numpy_integer_sizes_are_sizes_on_either_build():
     assert sim.jobs[1].size == 3
     sim.resize(1, np.int32(2))
     assert sim.jobs[1].size == 2
+
+
+def test_numpy_integer_job_ids_are_ids_on_either_build():
+    import numpy as np
+
+    from hpcgym.errors import CommandError
+
+    sim = Simulator(Platform.single(4), [JobSpec(i, 0.0, 10.0, 1) for i in range(3)])
+    sim.advance()
+    sim.start(np.int64(0))
+    sim.start(np.int32(1))
+    assert [type(k) for k in sim.running] == [int, int]
+    before = dict(sim.counts)
+    with pytest.raises(CommandError, match="integer"):
+        sim.start(2.0)  # type: ignore[arg-type]
+    assert sim.counts == before
+    sim.reject(np.uint8(2))
+    assert sim.jobs[2].state.value == "rejected"
