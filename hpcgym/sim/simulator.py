@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from heapq import heappush
+from typing import TypeAlias
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -44,7 +45,7 @@ _K_MALLEABLE = JobKind.MALLEABLE
 _K_EVOLVING = JobKind.EVOLVING
 
 
-JobId = int | np.integer
+JobId: TypeAlias = "int | np.integer"
 """A job id as commands take it: an ``int``, or a numpy integer (read from an array)."""
 
 
