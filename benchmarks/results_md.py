@@ -27,11 +27,9 @@ def build_note() -> str:
     """Which build of hpcgym ran: compiled with mypyc (see ``setup.py``), pure Python or mixed."""
     import hpcgym
 
-    flags = hpcgym.compiled().values()
-    if all(flags):
+    report = hpcgym.compiled()
+    if all(report.values()):
         return "hpcgym compiled with mypyc"
-    if not any(flags):
+    if not any(report.values()):
         return "hpcgym pure Python (not compiled)"
-    return "hpcgym partly compiled: " + ", ".join(
-        name for name, on in hpcgym.compiled().items() if on
-    )
+    return "hpcgym partly compiled: " + ", ".join(name for name, on in report.items() if on)

@@ -221,8 +221,6 @@ def running_targets(
     if not legal:
         # Nothing to resize (most decision points): shared read-only zeros, no conversion.
         return _zeros(shape_s), _zeros(shape_e), grant, legal
-    if not rows:
-        return _zeros(shape_s), _zeros(shape_e), grant, legal
     # One conversion for both blocks (rows of shrink then expand targets), split by views.
     both = np.array([a + b for a, b in zip(shrink_rows, expand_rows, strict=True)], dtype=np.int64)
     return both[:, :n_s], both[:, n_s:], grant, legal

@@ -49,20 +49,29 @@ JobId: TypeAlias = "int | np.integer"
 """A job id as commands take it: an ``int``, or a numpy integer (read from an array)."""
 
 
+def _integer(x: object) -> int | None:
+    """``x`` as an ``int`` if it is an integer (a numpy one too, not a ``bool``), else ``None``."""
+    if type(x) is int:
+        return x
+    if isinstance(x, int | np.integer) and not isinstance(x, bool):
+        return int(x)
+    return None
+
+
 def as_job_id(job_id: object) -> int:
     """``job_id`` as an ``int``; a ``CommandError`` for anything but an integer."""
-    if type(job_id) is int:
-        return job_id
-    if isinstance(job_id, int | np.integer) and not isinstance(job_id, bool):
-        return int(job_id)
-    raise CommandError(f"a job id is an integer, got {job_id!r}")
+    jid = _integer(job_id)
+    if jid is None:
+        raise CommandError(f"a job id is an integer, got {job_id!r}")
+    return jid
 
 
 def _whole_size(job_id: int, size: object) -> int:
     """``size`` as an ``int``, or a ``SizeError``: sizes are whole numbers of tasks."""
-    if isinstance(size, int | np.integer) and not isinstance(size, bool):
-        return int(size)
-    raise SizeError(f"job {job_id}: a size is a whole number of tasks, got {size!r}")
+    k = _integer(size)
+    if k is None:
+        raise SizeError(f"job {job_id}: a size is a whole number of tasks, got {size!r}")
+    return k
 
 
 @mypyc_attr(allow_interpreted_subclasses=True, serializable=True)
