@@ -673,13 +673,14 @@ def mebf_levels(scheduler: MEBF) -> dict[str, tuple[str, ...]]:
     """The menu levels MEBF's commands are targets of (``BaselinePolicy.env_overrides``).
 
     Starts at the requested size (``req``) or, elastic jobs, the largest size that fits
-    (``fit``); shrinks by its share factor (``cut<f>``); expands to the largest size that fits
-    (Handoff, Intensive: ``fit``) or by the Spare ratio of the idle nodes (``spare<f>``).
+    (``fit``); backfills within the head's reservation (``ebf``); shrinks by its share factor
+    (``cut<f>``); expands to the largest size that fits (Handoff, Intensive: ``fit``) or by the
+    Spare ratio of the idle nodes (``spare<f>``).
     """
     cfg = scheduler.config
     expand = f"spare{cfg.spare_ratio!r}" if cfg.policy == "spare" else "fit"
     return {
-        "start_levels": ("req", "fit"),
+        "start_levels": ("req", "fit", "ebf"),
         "shrink_levels": (f"cut{cfg.share_factor!r}",),
         "expand_levels": (expand,),
     }

@@ -1,16 +1,8 @@
 """What every engine scheduler of ``hpcgym.baselines`` shares: a name and the runtime estimate.
 
-**Runtime estimate rule.** A scheduler never sees a job's true run time. It plans with the
-job's *estimate*: its walltime (the user's request, or whatever the workload's estimate model
-put there: ``exact``, ``user``, ``noisy``) when the workload gives one, and its true ``work``
-otherwise (a workload without estimates is taken as an oracle). The estimate is a time at the
-job's requested size; at another size it scales with the job's speedup model.
-
-A running job's *estimated end* follows from it: the estimated work not yet done, at the job's
-current progress rate, after any reconfiguration under way. A rigid job ends by
-``start + estimate``. A job that has outlived its estimate (possible only when the engine does
-not kill at walltime) is assumed to end ``OVERRUN_GRACE`` seconds from now; every decision
-point re-plans, so the assumption lasts until the next one.
+The runtime estimate rule, estimated ends and accepted sizes live in
+:mod:`hpcgym.sim.planning` (the env's ``"ebf"`` start level computes with them too); they are
+re-exported here.
 """
 
 from __future__ import annotations
@@ -18,50 +10,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from hpcgym.sim import Job, JobSpec, Platform, SimConfig, SimResult, Simulator
-from hpcgym.sim.job import JobState
+from hpcgym.sim import JobSpec, Platform, SimConfig, SimResult, Simulator
+from hpcgym.sim.planning import (
+    OVERRUN_GRACE,
+    estimated_end,
+    estimated_remaining,
+    largest_size,
+    runtime_estimate,
+    smallest_size,
+)
 
-OVERRUN_GRACE = 1.0
-"""Seconds a job that has outlived its estimate is still expected to run (see module doc)."""
-
-_RECONFIGURING = JobState.RECONFIGURING
-
-
-def runtime_estimate(spec: JobSpec) -> float:
-    """The job's run time at its requested size as schedulers see it: walltime, else work."""
-    w = spec.walltime
-    return spec.work if w is None else w
-
-
-def estimated_end(sim: Simulator, job: Job) -> float:
-    """When a running job is expected to end, by the runtime estimate rule (module doc).
-
-    Always later than ``sim.now``.
-    """
-    now = sim.now
-    spec = job.spec
-    if job.reconfigurations == 0 and job.size == spec.nodes:
-        end = job.start_time + runtime_estimate(spec)
-    else:
-        # Estimated work left, in seconds at the requested size, at the current size's rate.
-        done = spec.work - sim.remaining_work(job)
-        left = runtime_estimate(spec) - done
-        rate = spec.rate(job.size)
-        t0 = job.busy_until if job.state is _RECONFIGURING else now
-        end = t0 + (left / rate if left > 0 else 0.0)
-    return end if end > now else now + OVERRUN_GRACE
-
-
-def estimated_remaining(sim: Simulator, job: Job, size: int | None = None) -> float:
-    """Seconds of estimated work left for a running job on ``size`` tasks (default: its own).
-
-    Reconfiguration under way is not counted.
-    """
-    spec = job.spec
-    left = runtime_estimate(spec) - (spec.work - sim.remaining_work(job))
-    if left <= 0:
-        return 0.0
-    return left / spec.rate(job.size if size is None else size)
+__all__ = [
+    "OVERRUN_GRACE",
+    "BaseScheduler",
+    "estimated_end",
+    "estimated_remaining",
+    "largest_size",
+    "runtime_estimate",
+    "smallest_size",
+]
 
 
 class BaseScheduler:
@@ -110,24 +77,3 @@ class BaseScheduler:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
-
-
-def largest_size(spec: JobSpec, limit: int) -> int:
-    """The largest size ``spec`` accepts that is at most ``limit``, or 0 if none."""
-    hi = min(limit, spec.max_nodes)
-    if hi < spec.min_nodes:
-        return 0
-    if spec.min_nodes == spec.max_nodes or spec.allows(hi):
-        return hi
-    for n in range(hi - 1, spec.min_nodes - 1, -1):
-        if spec.allows(n):
-            return n
-    return 0
-
-
-def smallest_size(spec: JobSpec) -> int:
-    """The smallest size ``spec`` accepts (its requested size for rigid jobs)."""
-    n = spec.min_nodes
-    while not spec.allows(n):
-        n += 1
-    return n

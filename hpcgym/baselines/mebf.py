@@ -40,7 +40,6 @@ from hpcgym.baselines.base import (
     runtime_estimate,
     smallest_size,
 )
-from hpcgym.baselines.profile import shadow
 from hpcgym.errors import SpecError
 from hpcgym.sim import (
     Job,
@@ -52,13 +51,13 @@ from hpcgym.sim import (
     Simulator,
     SpeedupModel,
 )
+from hpcgym.sim.planning import preferred_or_fit, shadow
 
 Variant = Literal["basic", "shrink+", "expand+"]
 Policy = Literal["handoff", "spare", "intensive"]
 
 _RUNNING = JobState.RUNNING
 _MALLEABLE = JobKind.MALLEABLE
-_ELASTIC = (JobKind.MALLEABLE, JobKind.MOLDABLE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +190,7 @@ class MEBF(BaseScheduler):
         """Step 1: start jobs in submission order until one cannot start."""
         free = sim.pool.free
         while (job := sim.queue_head()) is not None:
-            size = _start_size(job.spec, free[0])
+            size = preferred_or_fit(job.spec, free[0])
             if not size:
                 return
             sim.start(job.id, size)
@@ -303,12 +302,12 @@ class MEBF(BaseScheduler):
             if job is head:
                 continue
             spec = job.spec
-            size = _start_size(spec, free)
+            size = preferred_or_fit(spec, free)
             if not size:
                 continue
             if now + runtime_estimate(spec) / self._rate(spec, size) > t_shadow:
                 # It would still run at the shadow time: it may use only the extra nodes.
-                size = size if size <= extra else _start_size(spec, extra)
+                size = size if size <= extra else preferred_or_fit(spec, extra)
                 if not size:
                     continue
                 extra -= size
@@ -317,12 +316,3 @@ class MEBF(BaseScheduler):
             started = True
             self.stats["backfills"] += 1
         return started
-
-
-def _start_size(spec: JobSpec, free: int) -> int:
-    """Preferred size if free, else for an elastic job the largest that fits; 0 if none."""
-    if spec.nodes <= free:
-        return spec.nodes
-    if spec.kind in _ELASTIC:
-        return largest_size(spec, free)
-    return 0

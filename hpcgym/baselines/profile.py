@@ -3,7 +3,7 @@
 EASY backfilling needs one number pair, the *shadow time* at which the head job can start and
 the *extra* nodes left beside it then (``shadow``); conservative backfilling keeps a whole
 profile with a reservation for every queued job (``Profile``). Both are built from the running
-jobs' estimated ends (``hpcgym.baselines.base.estimated_end``) and count whole nodes.
+jobs' estimated ends (``hpcgym.sim.planning.estimated_end``) and count whole nodes.
 """
 
 from __future__ import annotations
@@ -12,35 +12,9 @@ import bisect
 import math
 from collections.abc import Iterable
 
+from hpcgym.sim.planning import shadow
 
-def shadow(
-    now: float, free: int, need: int, releases: Iterable[tuple[float, int]]
-) -> tuple[float, int]:
-    """When ``need`` nodes will be free, and how many more than ``need`` are free then.
-
-    Args:
-        now: Current time.
-        free: Nodes free now.
-        need: Nodes the head job needs.
-        releases: ``(time, nodes)`` of running jobs' estimated ends, sorted by time.
-
-    Returns:
-        ``(shadow_time, extra_nodes)``; ``(inf, 0)`` if the releases never free enough.
-        Releases at the shadow time all count towards ``extra``.
-    """
-    if free >= need:
-        return now, free - need
-    avail = free
-    it = iter(releases)
-    for t, n in it:
-        avail += n
-        if avail >= need:
-            for t2, n2 in it:
-                if t2 != t:
-                    break
-                avail += n2
-            return t, avail - need
-    return math.inf, 0
+__all__ = ["Profile", "shadow"]
 
 
 class Profile:

@@ -8,8 +8,12 @@ from typing import Any
 
 from hpcgym.errors import SpecError
 
-START_LEVELS = ("req", "min", "max", "fit")
-"""Start sizes: requested, smallest accepted, largest accepted, largest accepted that fits now."""
+START_LEVELS = ("req", "min", "max", "fit", "ebf")
+"""Start sizes: requested, smallest accepted, largest accepted, largest accepted that fits now,
+and (opt-in, one cluster) ``"ebf"``: the size EASY backfilling allows without delaying the queue
+head's reservation (``hpcgym.sim.planning.easy_backfill_sizes``: the requested size, or for an
+elastic job the largest that fits, within the head's extra nodes when the job would still run at
+the head's reservation)."""
 SHRINK_LEVELS = ("one", "half", "min")
 """Shrink targets: next accepted size down, largest accepted ``<= size // 2`` (or min), min."""
 EXPAND_LEVELS = ("one", "double", "fit")
@@ -141,6 +145,13 @@ class EnvConfig:
         for lvl in self.start_levels:
             size, cluster = start_level(lvl)
             self._check_choice("start_levels", size, START_LEVELS)
+            if size == "ebf" and (
+                cluster is not None or (self.platform is not None and len(self.platform) > 1)
+            ):
+                raise SpecError(
+                    f"start_levels: {lvl!r}: EASY backfill sizes plan on a single cluster; "
+                    "use them on one-cluster platforms, without '@k'"
+                )
             if cluster is not None and self.platform is not None and cluster >= len(self.platform):
                 raise SpecError(
                     f"start_levels: {lvl!r}: the platform has {len(self.platform)} clusters"

@@ -19,8 +19,9 @@ and the command an action issues are both read from that one :class:`Decision`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ from hpcgym.envs.commands import Commander
 from hpcgym.envs.config import START_LEVELS, EnvConfig, start_level
 from hpcgym.envs.ledger import SIZE, JobLedger
 from hpcgym.envs.sizes import accepted_floor, floor_sizes, levels_key, running_targets
+from hpcgym.sim.planning import easy_backfill_sizes
 
 _NONE = np.zeros(0, dtype=np.int64)
 _NONE2 = np.zeros((0, 0), dtype=np.int64)
@@ -122,6 +124,8 @@ class ActionMenu:
         self._starts = [start_level(level) for level in cfg.start_levels]
         """Size name and cluster (``None``: the first that fits) of each start level."""
         self._level_codes = [(START_LEVELS.index(size), k) for size, k in self._starts]
+        self._ebf = any(size == "ebf" for size, _ in self._starts)
+        """Whether a start level needs the EASY backfill sizes (computed once per decision)."""
         self._masks: dict[bytes, np.ndarray] = {}
         """Masks of the fast path by their start flags."""
         self._decode = [
@@ -210,7 +214,9 @@ class ActionMenu:
             qlist = queued[: self._q]
             room = cap.max_idle()
             free = cap.free
-            start = [self._levels_at(ledger, r, room, free) for r in qlist]
+            ebf: Iterable[int] = self._ebf_sizes(ledger, qlist) if self._ebf else repeat(0)
+            pairs = zip(qlist, ebf, strict=False)
+            start = [self._levels_at(ledger, r, room, free, e) for r, e in pairs]
             flat = [x > 0 for sizes in start for x in sizes]
             fits = [sizes[0] > 0 for sizes in start]
             any_start = True in flat
@@ -326,10 +332,17 @@ class ActionMenu:
         if off >= 0 and flags.size:
             mask[off : off + flags.size] = flags.ravel()
 
-    def _levels_at(self, ledger: JobLedger, r: int, best: int, free: Any) -> list[int]:
+    @staticmethod
+    def _ebf_sizes(ledger: JobLedger, rows: Any) -> list[int]:
+        """The ``"ebf"`` size of each ledger row (0: none), from the engine's state."""
+        jobs = ledger.jobs
+        return easy_backfill_sizes(ledger.sim, [jobs[r] for r in rows])
+
+    def _levels_at(self, ledger: JobLedger, r: int, best: int, free: Any, ebf: int) -> list[int]:
         """Start size of row ``r`` at each level (0: not legal), whole-node tasks.
 
-        ``best``: most idle nodes in one cluster; ``free``: idle nodes per cluster.
+        ``best``: most idle nodes in one cluster; ``free``: idle nodes per cluster; ``ebf``:
+        the row's ``"ebf"`` size when a level has it.
         """
         out = []
         for level, k in self._level_codes:
@@ -340,6 +353,8 @@ class ActionMenu:
                 size = ledger.size_min_list[r]
             elif level == 2:
                 size = ledger.size_max_list[r]
+            elif level == 4:
+                size = ebf or room + 1
             else:
                 if ledger.flexible_list[r]:
                     size = accepted_floor(
@@ -371,6 +386,9 @@ class ActionMenu:
         else:
             room = cap.room(ledger.cpu_need[rows], ledger.mem[rows])[:, cluster]
         table = ledger.table
+        if level == "ebf":
+            size = np.array(ActionMenu._ebf_sizes(ledger, rows.tolist()), dtype=np.int64)
+            return np.where((size > 0) & (size <= room), size, 0)
         if level == "req":
             size = ledger.req[rows]
         elif level == "min":

@@ -1,4 +1,4 @@
-"""The opt-in resize levels ``cut<f>`` (shrink) and ``spare<f>`` (expand).
+"""The opt-in levels: ``cut<f>``, ``spare<f>`` (resizes), ``<size>@<k>`` and ``ebf`` (starts).
 
 As in ``test_menu.py``, an oracle derives each entry's command from the engine's public state
 and ``spec.sizes()``, independently of ``hpcgym.envs.sizes``: the mask must allow exactly the
@@ -8,6 +8,7 @@ commands the engine accepts, and a step must do exactly that command.
 from __future__ import annotations
 
 import math
+import pickle
 from types import SimpleNamespace
 from typing import Any
 
@@ -18,7 +19,8 @@ from test_menu import engine_state, oracle, windows
 from hpcgym.envs import ClusterEnv
 from hpcgym.envs.config import EnvConfig
 from hpcgym.errors import CommandError, SpecError
-from hpcgym.sim import JobKind, Simulator
+from hpcgym.sim import JobKind, JobSpec, Simulator
+from hpcgym.sim.planning import estimated_end
 
 LEVELS: dict[str, Any] = {
     "shrink_levels": ["cut0.4", "one", "cut0.75"],
@@ -75,6 +77,12 @@ def _start(env: ClusterEnv, slot: int, lvl: str, sim: Simulator) -> bool:
     size, _, at = lvl.partition("@")
     cluster = int(at) if at else None
     sizes = spec.sizes()
+    if size == "ebf":
+        t = ebf_oracle(sim, spec)
+        if not t:
+            return False
+        sim.start(spec.id, t)
+        return True
     if spec.kind in (JobKind.RIGID, JobKind.EVOLVING) or size == "req":
         order = [spec.nodes]
     elif size in ("min", "max"):
@@ -90,12 +98,62 @@ def _start(env: ClusterEnv, slot: int, lvl: str, sim: Simulator) -> bool:
     return False
 
 
+def _head_start(sim: Simulator, need: int) -> float:
+    """When ``need`` nodes are idle at the earliest, by the running jobs' estimated ends."""
+    idle = sim.free_nodes()
+    if idle >= need:
+        return sim.now
+    for t, n in sorted((estimated_end(sim, j), j.size) for j in sim.running.values()):
+        idle += n
+        if idle >= need:
+            return t
+    return math.inf
+
+
+def ebf_oracle(sim: Simulator, spec: JobSpec) -> int:
+    """The ``ebf`` size by its definition: EASY never delays the queue head's reservation.
+
+    The preferred size (else, elastic jobs, the largest that fits) if starting the job there
+    leaves the head's earliest start (at its smallest size) where it was; else the same rule
+    within the nodes idle at that time beyond the head's need. Checked by starting the job on a
+    copy of the engine, not by the env's arithmetic.
+    """
+    sizes = spec.sizes()
+
+    def fit(limit: int) -> int:
+        if spec.nodes <= limit:
+            return spec.nodes
+        if spec.kind in (JobKind.MALLEABLE, JobKind.MOLDABLE):
+            ok = sizes[sizes <= limit]
+            return int(ok.max()) if ok.size else 0
+        return 0
+
+    size = fit(sim.free_nodes())
+    head = sim.jobs[next(iter(sim.queue))]
+    if not size or head.id == spec.id:
+        return size
+    need = int(head.spec.sizes().min())
+    before = _head_start(sim, need)
+    trial = pickle.loads(pickle.dumps(sim))
+    trial.start(spec.id, size)
+    if _head_start(trial, need) <= before:
+        return size
+    idle_then = sim.free_nodes() + sum(
+        j.size for j in sim.running.values() if estimated_end(sim, j) <= before
+    )
+    return fit(idle_then - need)
+
+
 def check_levels(world: str, worlds: SimpleNamespace, seed: int, states: int, **kwargs: Any) -> int:
-    """Walk a random legal trajectory; at each state check every entry; new levels counted."""
+    """Walk a random legal trajectory; at each state check every entry.
+
+    Returns how often a new level mattered: legal ``ebf`` entries whose target differs from
+    ``fit`` when ``ebf`` is a start level, else legal entries of the other opt-in levels.
+    """
     env = worlds.make(world, skip_trivial=False, **{**LEVELS, **kwargs})
     rng = np.random.default_rng(seed)
     _obs, info = env.reset(seed=0)
-    resizes = 0
+    resizes = ebf_differs = 0
     for _ in range(states):
         mask = info["action_mask"]
         assert np.array_equal(env.action_masks(), mask)
@@ -110,10 +168,12 @@ def check_levels(world: str, worlds: SimpleNamespace, seed: int, states: int, **
             assert engine_state(stepped.sim) == engine_state(expected), label
             if legal and ("@cut" in label or "@spare" in label or label.count("@") == 2):
                 resizes += 1
+            if legal and label.endswith("@ebf") and _ebf_differs(env, a):
+                ebf_differs += 1
         _, _, term, trunc, info = env.step(worlds.policy(info, rng))
         if term or trunc:
             _, info = env.reset()
-    return resizes
+    return ebf_differs if "ebf" in env.config.start_levels else resizes
 
 
 @pytest.mark.parametrize("seed", [3, 7])
@@ -127,6 +187,26 @@ def test_mask_is_exactly_the_legal_commands_with_share_levels(
 @pytest.mark.parametrize("seed", [1, 2, 4, 5])
 def test_share_levels_on_long_random_trajectories(seed: int, worlds: SimpleNamespace) -> None:
     check_levels("test/malleable-tiny-v0", worlds, seed, states=60)
+
+
+def _ebf_differs(env: ClusterEnv, action: int) -> bool:
+    """Whether an ``ebf`` entry's target differs from the same slot's ``fit`` target."""
+    _, slot, level = env.menu.decode(action)
+    targets = [int(x) for x in env._decision.start[slot]]
+    return targets[level] != targets[env.config.start_levels.index("fit")]
+
+
+@pytest.mark.parametrize("seed", [3, 7])
+@pytest.mark.parametrize("order", ["fcfs", "sjf"])
+def test_mask_is_exactly_the_legal_commands_with_the_ebf_level(
+    seed: int, order: str, worlds: SimpleNamespace
+) -> None:
+    # sjf takes the general (numpy) path of the start block, fcfs the plain-Python one.
+    levels = ["req", "fit", "ebf"]
+    n = check_levels(
+        "test/malleable-tiny-v0", worlds, seed, 30, start_levels=levels, queue_order=order
+    )
+    assert n > 0
 
 
 @pytest.mark.parametrize("order", ["fcfs", "sjf"])
@@ -153,6 +233,16 @@ def test_cluster_levels_by_hand(worlds: SimpleNamespace) -> None:
         EnvConfig(start_levels=["req@x"])
     with pytest.raises(SpecError):
         EnvConfig(start_levels=["req@2"], platform=[4, 2])
+
+
+def test_ebf_is_refused_on_several_clusters(worlds: SimpleNamespace) -> None:
+    for bad in ({"start_levels": ["ebf@0"]}, {"start_levels": ["ebf"], "platform": [4, 2]}):
+        with pytest.raises(SpecError, match="single cluster"):
+            EnvConfig(**bad)  # type: ignore[arg-type]
+    # The workload's own platform has two clusters: refused when the env first decides.
+    env = worlds.make("test/multi-tiny-v0", start_levels=["req", "ebf"])
+    with pytest.raises(SpecError, match="plan on one cluster; this platform has 2"):
+        env.reset(seed=0)
 
 
 def test_share_levels_by_hand(worlds: SimpleNamespace) -> None:
