@@ -10,7 +10,7 @@ from gymnasium import spaces
 
 from hpcgym.envs.capacity import Capacity
 from hpcgym.envs.commands import Commander
-from hpcgym.envs.config import EnvConfig
+from hpcgym.envs.config import EnvConfig, expand_wildcards
 from hpcgym.envs.episodes import Episode, choose_episode, load_cached
 from hpcgym.envs.ledger import JobLedger
 from hpcgym.envs.menu import ActionMenu, Decision
@@ -125,10 +125,13 @@ class ClusterEnv(gym.Env[Any, np.int64]):
                 f"unknown observation {cfg.observation!r}; choose from {list(OBSERVATIONS)}"
             )
         if cfg.platform is not None:
-            n_clusters = len(cfg.platform)
+            sizes = tuple(cfg.platform)
         else:
             w, _ = load_cached(cfg.workload, cfg.workload_seed, cfg.workload_options)
-            n_clusters = len(w.platform.clusters)
+            sizes = tuple(c.nodes for c in w.platform.clusters)
+        n_clusters = len(sizes)
+        # Opt-in "n*" and "@*" levels, spelled out for this platform.
+        self.config = cfg = expand_wildcards(cfg, sizes)
         self.menu = ACTIONS[cfg.action](cfg)
         self.encoder = OBSERVATIONS[cfg.observation](cfg, n_clusters)
         self._n_actions = self.menu.n

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from hpcgym.errors import SpecError
@@ -26,8 +26,51 @@ EXPAND_SPARE = "spare"
 """Opt-in expand level ``"spare<f>"`` (``0 < f <= 1``, e.g. ``"spare0.5"``): grow by at most
 ``floor(f * room)`` tasks, ``room`` the tasks the job's cluster has room for, to the largest
 accepted size ``<=`` that (MEBF's Spare expand policy)."""
+EXACT = "n"
+"""Opt-in level ``"n<k>"`` (start, shrink or expand; e.g. ``"n12"``): exactly ``k`` tasks, legal
+where the job accepts ``k`` and the command fits. ``"n*"`` stands for ``n1`` ... ``n<N>``, ``N``
+the largest cluster's nodes, and a start level's ``"@*"`` for every cluster (``"n*@*"``: every
+size in every cluster): the env expands them when it is built (``expand_wildcards``). These
+menus grow with the platform; they exist so that any scheduler's sizes and placements are
+entries (``hpcgym.baselines.adapter``), e.g. KOALA's grows and shrinks."""
 QUEUE_ORDERS = ("fcfs", "fits_first", "sjf")
 EPISODE_MODES = ("window", "seeded")
+
+
+def exact_size(name: str) -> int | None:
+    """``k`` of an exact-size level ``"n<k>"`` (``k >= 1``), else ``None``."""
+    if name.startswith(EXACT) and name[1:].isdigit() and int(name[1:]) >= 1:
+        return int(name[1:])
+    return None
+
+
+def _expand_sizes(levels: tuple[str, ...], n_max: int) -> tuple[str, ...]:
+    out: list[str] = []
+    for name in levels:
+        size, at, cluster = name.partition("@")
+        if size == EXACT + "*":
+            out.extend(f"{EXACT}{k}{at}{cluster}" for k in range(1, n_max + 1))
+        else:
+            out.append(name)
+    return tuple(out)
+
+
+def expand_wildcards(cfg: EnvConfig, clusters: tuple[int, ...]) -> EnvConfig:
+    """``cfg`` with ``"n*"`` and ``"@*"`` levels spelled out for a platform (see ``EXACT``)."""
+    starts: list[str] = []
+    for name in cfg.start_levels:
+        size, _, cluster = name.partition("@")
+        if cluster == "*":
+            starts.extend(f"{size}@{k}" for k in range(len(clusters)))
+        else:
+            starts.append(name)
+    n_max = max(clusters)
+    start = _expand_sizes(tuple(starts), n_max)
+    shrink = _expand_sizes(cfg.shrink_levels, n_max)
+    expand = _expand_sizes(cfg.expand_levels, n_max)
+    if (start, shrink, expand) == (cfg.start_levels, cfg.shrink_levels, cfg.expand_levels):
+        return cfg
+    return replace(cfg, start_levels=start, shrink_levels=shrink, expand_levels=expand)
 
 
 def start_level(name: str) -> tuple[str, int | None]:
@@ -39,7 +82,10 @@ def start_level(name: str) -> tuple[str, int | None]:
     if not at:
         return name, None
     if not cluster.isdigit():
-        raise SpecError(f"start_levels: {name!r}: the cluster after '@' is an index >= 0")
+        raise SpecError(
+            f"start_levels: {name!r}: the cluster after '@' is an index >= 0 "
+            "('@*' is expanded when the env is built)"
+        )
     return size, int(cluster)
 
 
@@ -55,12 +101,15 @@ def level_fraction(name: str, prefix: str) -> float | None:
 
 def _check_level(name: str, value: str, named: tuple[str, ...], prefix: str, one: bool) -> None:
     """Raise unless ``value`` is in ``named`` or ``prefix<f>``, ``0 < f < 1`` (or 1: ``one``)."""
-    if value in named:
+    if value in named or value == EXACT + "*" or exact_size(value) is not None:
         return
     f = level_fraction(value, prefix)
     if f is None or not (0.0 < f < 1.0 or (one and f == 1.0)):
         top = "<= 1" if one else "< 1"
-        raise SpecError(f"{name}: {value!r} is not one of {named} nor {prefix}<f>, 0 < f {top}")
+        raise SpecError(
+            f"{name}: {value!r} is not one of {named}, {prefix}<f> (0 < f {top}), "
+            f"{EXACT}<k> (k >= 1) nor {EXACT}*"
+        )
 
 
 @dataclass(frozen=True)
@@ -143,11 +192,13 @@ class EnvConfig:
         self._check_choice("episode", self.episode, EPISODE_MODES)
         self._check_choice("queue_order", self.queue_order, QUEUE_ORDERS)
         for lvl in self.start_levels:
-            size, cluster = start_level(lvl)
-            self._check_choice("start_levels", size, START_LEVELS)
-            if size == "ebf" and (
-                cluster is not None or (self.platform is not None and len(self.platform) > 1)
-            ):
+            size, at, where = lvl.partition("@")
+            cluster = None
+            if where != "*":
+                size, cluster = start_level(lvl)
+            if size != EXACT + "*" and exact_size(size) is None:
+                self._check_choice("start_levels", size, START_LEVELS)
+            if size == "ebf" and (at or (self.platform is not None and len(self.platform) > 1)):
                 raise SpecError(
                     f"start_levels: {lvl!r}: EASY backfill sizes plan on a single cluster; "
                     "use them on one-cluster platforms, without '@k'"

@@ -28,7 +28,7 @@ import numpy as np
 
 from hpcgym.envs.capacity import Capacity
 from hpcgym.envs.commands import Commander
-from hpcgym.envs.config import START_LEVELS, EnvConfig, start_level
+from hpcgym.envs.config import START_LEVELS, EnvConfig, exact_size, start_level
 from hpcgym.envs.ledger import SIZE, JobLedger
 from hpcgym.envs.sizes import accepted_floor, floor_sizes, levels_key, running_targets
 from hpcgym.sim.planning import easy_backfill_sizes
@@ -123,7 +123,22 @@ class ActionMenu:
         self._q = q
         self._starts = [start_level(level) for level in cfg.start_levels]
         """Size name and cluster (``None``: the first that fits) of each start level."""
-        self._level_codes = [(START_LEVELS.index(size), k) for size, k in self._starts]
+        self._exact: dict[int | None, tuple[list[int], np.ndarray]] = {}
+        """Exact-size start levels (``n<k>``) by cluster: their columns and sizes ``k``."""
+        plain: list[int] = []
+        for col, (size, k) in enumerate(self._starts):
+            n = exact_size(size)
+            if n is None:
+                plain.append(col)
+                continue
+            cols, ks = self._exact.get(k, ([], np.zeros(0, dtype=np.int64)))
+            self._exact[k] = ([*cols, col], np.append(ks, n))
+        self._plain_starts = plain
+        """Columns of the other start levels."""
+        self._level_codes = [
+            (START_LEVELS.index(size) if size in START_LEVELS else -1, k)
+            for size, k in self._starts
+        ]
         self._ebf = any(size == "ebf" for size, _ in self._starts)
         """Whether a start level needs the EASY backfill sizes (computed once per decision)."""
         self._masks: dict[bytes, np.ndarray] = {}
@@ -209,7 +224,7 @@ class ActionMenu:
                     fits,
                     any_start,
                 )
-        elif ledger.simple and cfg.queue_order == "fcfs":
+        elif ledger.simple and cfg.queue_order == "fcfs" and not self._exact:
             # Whole-node tasks in submission order: every level in plain Python on the window.
             qlist = queued[: self._q]
             room = cap.max_idle()
@@ -235,9 +250,13 @@ class ActionMenu:
             mask = self._template.copy()
             qrows = self._order(ledger, cap, queued)
             qlist = qrows.tolist()
-            start = np.stack(
-                [self._start_sizes(ledger, cap, qrows, size, k) for size, k in self._starts], 1
-            )
+            if self._exact:
+                start = self._all_start_sizes(ledger, cap, qrows)
+            else:
+                start = np.stack(
+                    [self._start_sizes(ledger, cap, qrows, size, k) for size, k in self._starts],
+                    1,
+                )
             fits = (start[:, 0] > 0).tolist()
             legal = start.ravel() > 0
             mask[off : off + start.size] = legal
@@ -332,6 +351,32 @@ class ActionMenu:
         if off >= 0 and flags.size:
             mask[off : off + flags.size] = flags.ravel()
 
+    def _all_start_sizes(self, ledger: JobLedger, cap: Capacity, rows: np.ndarray) -> np.ndarray:
+        """Start sizes of ``rows`` at every level (0: not legal), with exact-size levels.
+
+        An ``n<k>`` entry is ``k`` where the job accepts ``k`` tasks (rigid and evolving jobs:
+        their requested size only) and ``k`` fits the room (in its cluster, or the best one).
+        """
+        out = np.zeros((rows.size, len(self._starts)), dtype=np.int64)
+        for col in self._plain_starts:
+            size, k = self._starts[col]
+            out[:, col] = self._start_sizes(ledger, cap, rows, size, k)
+        if not rows.size:
+            return out
+        table = ledger.table
+        lo, hi = ledger.min[rows][:, None], ledger.max[rows][:, None]
+        rule, mult = ledger.rule[rows][:, None], ledger.multiple[rows][:, None]
+        req, flexible = ledger.req[rows][:, None], table.flexible[rows][:, None]
+        for cluster, (cols, ks) in self._exact.items():
+            n = ks[None, :]
+            ok = (n >= lo) & (n <= hi)
+            ok &= np.where(rule == 1, (n & (n - 1)) == 0, np.where(rule == 2, n % mult == 0, True))
+            ok = np.where(flexible, ok, n == req)
+            room = self._room(ledger, cap, rows, cluster)
+            ok &= n <= np.broadcast_to(room, (rows.size,))[:, None]
+            out[:, cols] = np.where(ok, n, 0)
+        return out
+
     @staticmethod
     def _ebf_sizes(ledger: JobLedger, rows: Any) -> list[int]:
         """The ``"ebf"`` size of each ledger row (0: none), from the engine's state."""
@@ -372,19 +417,22 @@ class ActionMenu:
         return out
 
     @staticmethod
+    def _room(ledger: JobLedger, cap: Capacity, rows: np.ndarray, cluster: int | None) -> Any:
+        """Tasks of each row that fit now: in ``cluster``, or the best cluster (``None``)."""
+        if cluster is None:
+            return cap.best_room(ledger.cpu_need[rows], ledger.mem[rows], ledger.simple)
+        if cluster >= len(cap.free):
+            return 0
+        if ledger.simple:
+            return cap.free[cluster]
+        return cap.room(ledger.cpu_need[rows], ledger.mem[rows])[:, cluster]
+
+    @staticmethod
     def _start_sizes(
         ledger: JobLedger, cap: Capacity, rows: np.ndarray, level: str, cluster: int | None = None
     ) -> np.ndarray:
         """Start size of each row at ``level`` (in ``cluster``) where it is legal now, else 0."""
-        room: Any
-        if cluster is None:
-            room = cap.best_room(ledger.cpu_need[rows], ledger.mem[rows], ledger.simple)
-        elif cluster >= len(cap.free):
-            room = 0
-        elif ledger.simple:
-            room = cap.free[cluster]
-        else:
-            room = cap.room(ledger.cpu_need[rows], ledger.mem[rows])[:, cluster]
+        room = ActionMenu._room(ledger, cap, rows, cluster)
         table = ledger.table
         if level == "ebf":
             size = np.array(ActionMenu._ebf_sizes(ledger, rows.tolist()), dtype=np.int64)

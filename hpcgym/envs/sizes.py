@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from hpcgym.envs.capacity import Capacity
-from hpcgym.envs.config import EXPAND_SPARE, SHRINK_CUT, EnvConfig, level_fraction
+from hpcgym.envs.config import EXPAND_SPARE, SHRINK_CUT, EnvConfig, exact_size, level_fraction
 from hpcgym.envs.ledger import JobLedger
 from hpcgym.sim.job import JobState
 
@@ -60,18 +60,24 @@ _FIT, _SPARE = -1, -2
 """Expand targets that depend on the room left in the job's cluster (kept symbolic)."""
 
 
-_LEVELS: dict[object, tuple[object, list[float | None], list[float | None]]] = {}
-"""Parsed ``cut``/``spare`` fractions by (shrink levels, expand levels)."""
+_Plan = tuple[object, list[float | None], list[float | None], list[int | None], list[int | None]]
+_LEVELS: dict[object, _Plan] = {}
+"""Parsed levels by (shrink levels, expand levels): see ``_level_plan``."""
 
 
-def _level_plan(cfg: EnvConfig) -> tuple[object, list[float | None], list[float | None]]:
-    """The levels' cache key and their ``cut``/``spare`` fractions (parsed once per config)."""
+def _level_plan(cfg: EnvConfig) -> _Plan:
+    """The levels' cache key, ``cut``/``spare`` fractions and exact sizes (``n<k>``).
+
+    Parsed once per config, for the shrink and expand levels.
+    """
     key = (cfg.shrink_levels, cfg.expand_levels)
     plan = _LEVELS.get(key)
     if plan is None:
         cuts = [level_fraction(level, SHRINK_CUT) for level in cfg.shrink_levels]
         spares = [level_fraction(level, EXPAND_SPARE) for level in cfg.expand_levels]
-        plan = _LEVELS[key] = (key, cuts, spares)
+        shrink_n = [exact_size(level) for level in cfg.shrink_levels]
+        expand_n = [exact_size(level) for level in cfg.expand_levels]
+        plan = _LEVELS[key] = (key, cuts, spares, shrink_n, expand_n)
     return plan
 
 
@@ -83,15 +89,17 @@ def _size_plan(
     Expand entries are a size (legal if it fits the room), ``_FIT`` or ``_SPARE``. They depend
     only on the levels, the size rule and ``n``, so they are computed once per combination.
     """
-    key, cuts, spares = _level_plan(cfg)
+    key, cuts, spares, shrink_n, expand_n = _level_plan(cfg)
     full = (key, rule, mult, lo, hi, n)
     plan = _SIZE_PLANS.get(full)
     if plan is not None:
         return plan
     shrink = []
     for k, level in enumerate(cfg.shrink_levels):
-        cut = cuts[k]
-        if cut is not None:
+        cut, exact = cuts[k], shrink_n[k]
+        if exact is not None:
+            t = exact if accepted_floor(rule, mult, lo, hi, exact) == exact else 0
+        elif cut is not None:
             t = accepted_floor(rule, mult, lo, hi, n - max(1, math.floor(cut * n)))
         elif level == "one":
             t = accepted_floor(rule, mult, lo, hi, n - 1)
@@ -102,7 +110,10 @@ def _size_plan(
         shrink.append(t if 0 < t < n else 0)
     expand = []
     for k, level in enumerate(cfg.expand_levels):
-        if spares[k] is not None:
+        exact = expand_n[k]
+        if exact is not None:
+            expand.append(exact if accepted_floor(rule, mult, lo, hi, exact) == exact else 0)
+        elif spares[k] is not None:
             expand.append(_SPARE)
         elif level == "one":
             expand.append(accepted_ceil(rule, mult, lo, hi, n + 1))
@@ -166,10 +177,11 @@ def running_targets(
     ``one`` the next accepted size above, ``double`` the largest accepted ``<= 2 * size``,
     ``fit`` the largest accepted that the job's cluster has room for. Opt-in: shrink ``cut<f>``
     the largest accepted ``<= size - max(1, floor(f * size))``, expand ``spare<f>`` the largest
-    accepted ``<= size + floor(f * room)``. Only running (not reconfiguring) malleable jobs
-    resize; a grant needs room for the extra tasks. The last value tells whether any of them is
-    legal. Each job's targets come from a cache keyed by size, size rule and room (``_targets``);
-    ``key`` is ``levels_key(cfg)``, computed here when not given.
+    accepted ``<= size + floor(f * room)``, and both ``n<k>`` exactly ``k`` tasks. Only running
+    (not reconfiguring) malleable jobs resize; a grant needs room for the extra tasks. The last
+    value tells whether any of them is legal. Each job's targets come from a cache keyed by size,
+    size rule and room (``_targets``); ``key`` is ``levels_key(cfg)``, computed here when not
+    given.
     """
     n_s, n_e = len(cfg.shrink_levels), len(cfg.expand_levels)
     grant = np.zeros(len(rows) if cfg.grant else 0, dtype=bool)

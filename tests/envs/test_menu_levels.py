@@ -17,7 +17,7 @@ import pytest
 from test_menu import engine_state, oracle, windows
 
 from hpcgym.envs import ClusterEnv
-from hpcgym.envs.config import EnvConfig
+from hpcgym.envs.config import EnvConfig, exact_size
 from hpcgym.errors import CommandError, SpecError
 from hpcgym.sim import JobKind, JobSpec, Simulator
 from hpcgym.sim.planning import estimated_end
@@ -39,7 +39,8 @@ def level_oracle(env: ClusterEnv, action: int, sim: Simulator) -> bool:
         lvl = cfg.shrink_levels[level]
     elif name == "expand":
         lvl = cfg.expand_levels[level]
-    if not (lvl.startswith("cut") or lvl.startswith("spare")):
+    exact = exact_size(lvl)
+    if not (lvl.startswith("cut") or lvl.startswith("spare") or exact is not None):
         return oracle(env, action, sim)
     running = windows(env)[1]
     if slot >= len(running):
@@ -49,7 +50,11 @@ def level_oracle(env: ClusterEnv, action: int, sim: Simulator) -> bool:
         return False
     sizes = job.spec.sizes()
     n = job.size
-    if lvl.startswith("cut"):
+    if exact is not None:  # exactly ``exact`` tasks, if the engine takes it
+        if (name == "shrink") != (exact < n) or exact == n:
+            return False
+        target = exact
+    elif lvl.startswith("cut"):
         f = float(lvl[3:])
         ok = sizes[sizes <= n - max(1, math.floor(f * n))]
         if not ok.size:
@@ -77,6 +82,12 @@ def _start(env: ClusterEnv, slot: int, lvl: str, sim: Simulator) -> bool:
     size, _, at = lvl.partition("@")
     cluster = int(at) if at else None
     sizes = spec.sizes()
+    if exact_size(size) is not None:
+        try:
+            sim.start(spec.id, exact_size(size), cluster=cluster)
+        except CommandError:
+            return False
+        return True
     if size == "ebf":
         t = ebf_oracle(sim, spec)
         if not t:
@@ -144,16 +155,19 @@ def ebf_oracle(sim: Simulator, spec: JobSpec) -> int:
     return fit(idle_then - need)
 
 
-def check_levels(world: str, worlds: SimpleNamespace, seed: int, states: int, **kwargs: Any) -> int:
+def check_levels(
+    world: str, worlds: SimpleNamespace, seed: int, states: int, exact: bool = False, **kwargs: Any
+) -> int:
     """Walk a random legal trajectory; at each state check every entry.
 
     Returns how often a new level mattered: legal ``ebf`` entries whose target differs from
-    ``fit`` when ``ebf`` is a start level, else legal entries of the other opt-in levels.
+    ``fit`` when ``ebf`` is a start level, legal exact-size (``n<k>``) entries with ``exact``,
+    else legal entries of the other opt-in levels.
     """
     env = worlds.make(world, skip_trivial=False, **{**LEVELS, **kwargs})
     rng = np.random.default_rng(seed)
     _obs, info = env.reset(seed=0)
-    resizes = ebf_differs = 0
+    resizes = ebf_differs = n_exact = 0
     for _ in range(states):
         mask = info["action_mask"]
         assert np.array_equal(env.action_masks(), mask)
@@ -168,12 +182,16 @@ def check_levels(world: str, worlds: SimpleNamespace, seed: int, states: int, **
             assert engine_state(stepped.sim) == engine_state(expected), label
             if legal and ("@cut" in label or "@spare" in label or label.count("@") == 2):
                 resizes += 1
+            if legal and "@n" in label:
+                n_exact += 1
             if legal and label.endswith("@ebf") and _ebf_differs(env, a):
                 ebf_differs += 1
         _, _, term, trunc, info = env.step(worlds.policy(info, rng))
         if term or trunc:
             _, info = env.reset()
-    return ebf_differs if "ebf" in env.config.start_levels else resizes
+    if "ebf" in env.config.start_levels:
+        return ebf_differs
+    return n_exact if exact else resizes
 
 
 @pytest.mark.parametrize("seed", [3, 7])
@@ -187,6 +205,34 @@ def test_mask_is_exactly_the_legal_commands_with_share_levels(
 @pytest.mark.parametrize("seed", [1, 2, 4, 5])
 def test_share_levels_on_long_random_trajectories(seed: int, worlds: SimpleNamespace) -> None:
     check_levels("test/malleable-tiny-v0", worlds, seed, states=60)
+
+
+@pytest.mark.parametrize(
+    ("world", "seed"),
+    [("test/multi-tiny-v0", 5), ("test/malleable-tiny-v0", 3), ("test/evolving-tiny-v0", 2)],
+)
+def test_mask_is_exactly_the_legal_commands_with_exact_sizes(
+    world: str, seed: int, worlds: SimpleNamespace
+) -> None:
+    levels = {
+        "start_levels": ["req", "n*@*", "n*", "n3"],
+        "shrink_levels": ["n*", "one"],
+        "expand_levels": ["n2", "n*"],
+    }
+    assert check_levels(world, worlds, seed, 14, exact=True, **levels) > 0
+
+
+def test_wildcards_are_spelled_out_for_the_platform(worlds: SimpleNamespace) -> None:
+    env = worlds.make("test/multi-tiny-v0", start_levels=["fit@*", "n*@1"], shrink_levels=["n*"])
+    cfg = env.config
+    assert cfg.start_levels == ("fit@0", "fit@1", "n1@1", "n2@1", "n3@1", "n4@1")
+    assert cfg.shrink_levels == ("n1", "n2", "n3", "n4")  # clusters of 4 and 2 nodes
+    assert env.action_labels()[1:3] == ["start[0]@fit@0", "start[0]@fit@1"]
+    for bad in ({"start_levels": ["n0"]}, {"shrink_levels": ["n"]}, {"expand_levels": ["nx"]}):
+        with pytest.raises(SpecError):
+            EnvConfig(**bad)  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match="single cluster"):
+        EnvConfig(start_levels=["ebf@*"])
 
 
 def _ebf_differs(env: ClusterEnv, action: int) -> bool:
