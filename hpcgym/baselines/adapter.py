@@ -65,6 +65,7 @@ import numpy as np
 
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.evolving_online import EvolvingListScheduler
+from hpcgym.baselines.koala import Koala
 from hpcgym.baselines.mebf import MEBF
 from hpcgym.baselines.registry import make
 from hpcgym.envs.config import start_level
@@ -116,6 +117,8 @@ class Command:
     time: float = math.nan
     cluster: int | None = None
     """The cluster a start asked for, when it is not the first that fits (the env's default)."""
+    placed: int | None = None
+    """The cluster a start placed the job in."""
 
     def __str__(self) -> str:
         size = f" -> {self.size}" if self.size else ""
@@ -207,7 +210,8 @@ class _Shadow(Simulator):
         job = self._jobs[job_id]
         if share is not None and share == job.spec.cpu_need:
             share = None
-        self._record(Command("start", job_id, job.size, 0, share, issue, self._now, at))
+        placed = job.cluster if job.cluster >= 0 else None
+        self._record(Command("start", job_id, job.size, 0, share, issue, self._now, at, placed))
 
     def resize(
         self, job_id: JobId, size: int | np.integer, *, nodes: Any = None, release: Any = None
@@ -357,7 +361,7 @@ class BaselinePolicy:
         self.stats = AdapterStats()
         _, cfg = self.scheduler.setting([], SimConfig())
         self.env_overrides: dict[str, Any] = {}
-        """Env arguments the scheduler needs (``kill_on_walltime``, MEBF's levels)."""
+        """Env arguments the scheduler needs (``kill_on_walltime``, MEBF's and KOALA's levels)."""
         if not cfg.kill_on_walltime:
             self.env_overrides["kill_on_walltime"] = False
         if isinstance(self.scheduler, EvolvingListScheduler):
@@ -365,6 +369,8 @@ class BaselinePolicy:
             self.env_overrides["skip_trivial"] = False
         if isinstance(self.scheduler, MEBF):
             self.env_overrides.update(mebf_levels(self.scheduler))
+        if isinstance(self.scheduler, Koala):
+            self.env_overrides.update(koala_levels(self.scheduler))
         self._env: Any = None
         self._esim: Simulator | None = None
         self._shadow: _Shadow | None = None
@@ -616,6 +622,14 @@ class BaselinePolicy:
                 row_targets = d.start[slot]
                 plain = [int(row_targets[k]) if c is None else 0 for k, c in enumerate(at)]
                 if cmd.cluster is None:
+                    # The engine's placement; a level of the cluster it chose does the same.
+                    if cmd.placed is not None and cmd.size not in plain:
+                        here = [
+                            int(row_targets[k]) if c in (None, cmd.placed) else 0
+                            for k, c in enumerate(at)
+                        ]
+                        if cmd.size in here:
+                            plain = here
                     return pick("start", slot, plain, cfg.start_levels)
                 there = [int(row_targets[k]) if c == cmd.cluster else 0 for k, c in enumerate(at)]
                 if "start" in blocks and cmd.size in there:
@@ -684,6 +698,24 @@ def mebf_levels(scheduler: MEBF) -> dict[str, tuple[str, ...]]:
         "shrink_levels": (f"cut{cfg.share_factor!r}",),
         "expand_levels": (expand,),
     }
+
+
+def koala_levels(scheduler: Koala) -> dict[str, tuple[str, ...]]:
+    """The menu levels KOALA's commands are targets of (``BaselinePolicy.env_overrides``).
+
+    Worst-Fit places a job in a cluster of its own choosing, at its requested size or the
+    largest it accepts there: ``req@*`` and ``fit@*`` (every cluster). Its malleability manager
+    hands out or reclaims processors by FPSMA or EGS, so a grow or shrink can end at any size:
+    exact-size levels ``n*``. Under PWA, processors held for a job waiting on shrinks leave the
+    others less than the cluster's idle nodes, so its starts need every size in every cluster
+    (``n*@*``).
+    """
+    approach = scheduler.config.approach
+    if approach == "none":
+        return {"start_levels": ("req@*", "fit@*")}
+    if approach == "pra":
+        return {"start_levels": ("req@*", "fit@*"), "expand_levels": ("n*",)}
+    return {"start_levels": ("n*@*",), "shrink_levels": ("n*",), "expand_levels": ("n*",)}
 
 
 def as_env_policy(scheduler: BaseScheduler | str, **kwargs: Any) -> BaselinePolicy:
