@@ -68,11 +68,14 @@ from hpcgym.baselines.evolving_online import EvolvingListScheduler
 from hpcgym.baselines.koala import Koala
 from hpcgym.baselines.mebf import MEBF
 from hpcgym.baselines.registry import make
+from hpcgym.baselines.sdpolicy import SDPolicy
 from hpcgym.envs.config import start_level
 from hpcgym.errors import HpcGymError
 from hpcgym.sim import SimConfig, Simulator
-from hpcgym.sim.job import Job
+from hpcgym.sim.job import Job, JobState
+from hpcgym.sim.planning import packed_nodes, reclaimed_shares
 from hpcgym.sim.simulator import JobId, as_job_id
+from hpcgym.sim.spec import JobKind
 
 ADVANCE = 0
 """The menu index of *advance*."""
@@ -119,6 +122,8 @@ class Command:
     """The cluster a start asked for, when it is not the first that fits (the env's default)."""
     placed: int | None = None
     """The cluster a start placed the job in."""
+    placements: tuple[str, ...] = ()
+    """A co-scheduled start: the env placements (``coschedule_placement``) giving its nodes."""
 
     def __str__(self) -> str:
         size = f" -> {self.size}" if self.size else ""
@@ -195,7 +200,15 @@ class _Shadow(Simulator):
             else:
                 share = float(cpu)
         at: int | None = None
-        if nodes is not None:
+        options: dict[str, Any] = {}
+        if share is not None and issue is None and job is not None and cluster is None:
+            # Where each env placement would put the co-scheduled tasks (compared below).
+            n = job.spec.nodes if size is None else int(size)
+            k = self._default_cluster(job, n, share)
+            if k >= 0:
+                options["first"] = self.pool.place(k, n, share, job.spec.mem)
+            options["packed"] = packed_nodes(self, n, share, job.spec.mem)
+        if nodes is not None and not options:
             issue = f"{PLACEMENT} (nodes chosen by the scheduler)"
         elif cluster is not None and job is not None and issue is None:
             n = job.spec.nodes if size is None else int(size)
@@ -208,10 +221,19 @@ class _Shadow(Simulator):
         finally:
             self._depth -= 1
         job = self._jobs[job_id]
+        got = np.sort(job.nodes)
+        placements = tuple(
+            name
+            for name, where in options.items()
+            if where is not None and np.array_equal(where, got)
+        )
+        if nodes is not None and not placements:
+            issue = f"{PLACEMENT} (nodes chosen by the scheduler)"
         if share is not None and share == job.spec.cpu_need:
             share = None
         placed = job.cluster if job.cluster >= 0 else None
-        self._record(Command("start", job_id, job.size, 0, share, issue, self._now, at, placed))
+        cmd = Command("start", job_id, job.size, 0, share, issue, self._now, at, placed, placements)
+        self._record(cmd)
 
     def resize(
         self, job_id: JobId, size: int | np.integer, *, nodes: Any = None, release: Any = None
@@ -282,9 +304,20 @@ class _Shadow(Simulator):
 
     def set_shares(self, job_id: JobId, cpu: Any) -> None:
         job_id = as_job_id(job_id)
-        self._unexpressible(
-            "set_shares", job_id, lambda: super(_Shadow, self).set_shares(job_id, cpu)
-        )
+        job = self._jobs.get(job_id)
+        verb = _share_verb(self, job, cpu) if job is not None else None
+        if verb is None:
+            self._unexpressible(
+                "set_shares", job_id, lambda: super(_Shadow, self).set_shares(job_id, cpu)
+            )
+            return
+        self._depth += 1
+        try:
+            super().set_shares(job_id, cpu)
+        finally:
+            self._depth -= 1
+        share = float(np.asarray(cpu, dtype=float).ravel()[0]) if verb == "lend" else None
+        self._record(Command(verb, job_id, 0, 0, share, None, self._now))
 
     def set_walltime(self, job_id: JobId, walltime: float | None) -> None:
         job_id = as_job_id(job_id)
@@ -300,6 +333,27 @@ class _Shadow(Simulator):
         super().wake_at(time)
         if self._depth == 0:
             self.log.append(float(time))
+
+
+def _share_verb(sim: Simulator, job: Job, cpu: Any) -> str | None:
+    """The menu command a ``set_shares`` is, before it runs: ``lend``, ``reclaim`` or ``None``.
+
+    ``lend``: a running malleable job at its full CPU need gets one lower share for every task.
+    ``reclaim``: the shares are exactly those of taking back its nodes' idle CPU.
+    """
+    if job.state is not JobState.RUNNING:
+        return None
+    try:
+        target = np.broadcast_to(np.asarray(cpu, dtype=float), job.cpu.shape)
+    except ValueError:
+        return None
+    need = job.spec.cpu_need
+    if (job.cpu == need).all():
+        v = target[0] if target.size else need
+        lends = job.spec.kind is JobKind.MALLEABLE and (target == v).all() and 0 < v < need
+        return "lend" if lends else None
+    back = reclaimed_shares(sim, job)
+    return "reclaim" if back is not None and np.array_equal(back, target) else None
 
 
 def _shadow_of(sim: Simulator, jobs: Any = None, config: SimConfig | None = None) -> _Shadow:
@@ -371,6 +425,8 @@ class BaselinePolicy:
             self.env_overrides.update(mebf_levels(self.scheduler))
         if isinstance(self.scheduler, Koala):
             self.env_overrides.update(koala_levels(self.scheduler))
+        if isinstance(self.scheduler, SDPolicy) and self.scheduler.config.coschedule:
+            self.env_overrides.update(sd_levels(self.scheduler))
         self._env: Any = None
         self._esim: Simulator | None = None
         self._shadow: _Shadow | None = None
@@ -647,6 +703,12 @@ class BaselinePolicy:
                 raise err
             if "coschedule" not in blocks:
                 raise NotExpressible(f"{NOT_IN_MENU} (coschedule)", cmd)
+            if cfg.coschedule_placement not in cmd.placements:
+                raise NotExpressible(
+                    f"{PLACEMENT} (the env co-schedules by {cfg.coschedule_placement!r})",
+                    cmd,
+                    f"the scheduler's nodes are the {cmd.placements or 'neither'} placement",
+                )
             need = float(env.ledger.cpu_need[row])
             off, _, levels = blocks["coschedule"]
             for c, frac in enumerate(cfg.coschedule_levels):
@@ -655,6 +717,18 @@ class BaselinePolicy:
             raise NotExpressible(
                 f"{NO_LEVEL} (coschedule)", cmd, f"share {cmd.cpu:g} of need {need:g}"
             )
+        if verb == "lend":
+            slot = slot_of(d.run_rows, "running")
+            if "lend" not in blocks:
+                raise NotExpressible(f"{NOT_IN_MENU} (lend)", cmd)
+            off, _, levels = blocks["lend"]
+            need = float(env.ledger.cpu_need[row])
+            for c, f in enumerate(cfg.lend_levels):
+                if need * (1.0 - f) == cmd.cpu:
+                    return int(off + slot * levels + c)
+            raise NotExpressible(f"{NO_LEVEL} (lend)", cmd, f"share {cmd.cpu:g} of need {need:g}")
+        if verb == "reclaim":
+            return flag("reclaim", slot_of(d.run_rows, "running"), d.reclaim)
         if verb == "resize":
             slot = slot_of(d.run_rows, "running")
             if cmd.size < cmd.before:
@@ -697,6 +771,22 @@ def mebf_levels(scheduler: MEBF) -> dict[str, tuple[str, ...]]:
         "start_levels": ("req", "fit", "ebf"),
         "shrink_levels": (f"cut{cfg.share_factor!r}",),
         "expand_levels": (expand,),
+    }
+
+
+def sd_levels(scheduler: SDPolicy) -> dict[str, Any]:
+    """The menu entries SD-Policy's co-scheduling needs (``BaselinePolicy.env_overrides``).
+
+    Mates lend ``sharing_factor`` of their CPU (``lend_levels``); the guest starts at that share
+    on the lent CPU (``coschedule_levels``, ``coschedule_placement="packed"``); when a guest or a
+    mate ends, the other takes its CPU back (``reclaim``).
+    """
+    sf = scheduler.config.sharing_factor
+    return {
+        "coschedule_levels": (sf,),
+        "coschedule_placement": "packed",
+        "lend_levels": (sf,),
+        "reclaim": True,
     }
 
 

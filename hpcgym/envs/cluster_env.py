@@ -53,9 +53,14 @@ class ClusterEnv(gym.Env[Any, np.int64]):
     | grant | ``R`` | grant the pending request of running slot r |
     | suspend | ``R`` | suspend running slot r |
     | resume | ``U`` | resume suspended slot u |
+    | lend | ``R x len(lend_levels)`` | running slot r keeps ``1 - f`` of its CPU need per task |
+    | reclaim | ``R`` | running slot r takes back the idle CPU of its nodes, up to its need |
 
     Opt-in levels (``hpcgym.envs.config``): ``cut<f>`` shrinks by a share of the size,
-    ``spare<f>`` expands by a share of the free nodes, ``<level>@<k>`` starts in cluster k.
+    ``spare<f>`` expands by a share of the free nodes, ``<level>@<k>`` starts in cluster k,
+    ``ebf`` starts within EASY's reservation for the queue head, ``n<k>`` is exactly ``k`` tasks
+    (``n*`` and ``@*`` spell out every size and cluster). ``coschedule_placement="packed"`` puts
+    a co-scheduled job on lent CPU before idle nodes.
     Entry ``(slot, level)`` of a block is ``offset + slot * levels + level``. ``action_masks()``
     and ``info["action_mask"]`` (int8) are the same array: 1 exactly where the command is legal.
     Advance is always valid. When advance is chosen but the engine can never move again (jobs

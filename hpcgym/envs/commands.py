@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 
 from hpcgym.envs.ledger import JobLedger
 from hpcgym.envs.sizes import accepted_floor
-from hpcgym.errors import CommandError, StalledError
+from hpcgym.errors import CapacityError, CommandError, StalledError
 from hpcgym.sim.job import Job
+from hpcgym.sim.planning import packed_nodes, reclaimed_shares
 from hpcgym.sim.simulator import Simulator
 
 if TYPE_CHECKING:
@@ -40,10 +41,22 @@ class Commander:
         size: int | None = None,
         cpu: float | None = None,
         cluster: int | None = None,
+        packed: bool = False,
     ) -> None:
-        """Start the queued job of ``row`` (``size`` tasks, CPU share ``cpu``, in ``cluster``)."""
+        """Start the queued job of ``row`` (``size`` tasks, CPU share ``cpu``, in ``cluster``).
+
+        ``packed``: place the tasks by :func:`~hpcgym.sim.planning.packed_nodes` (with ``cpu``).
+        """
         job = self.ledger.jobs[row]
-        self.sim.start(job.spec.id, size, cpu=cpu, cluster=cluster)
+        if packed and cpu is not None:
+            spec = job.spec
+            n = spec.nodes if size is None else size
+            nodes = packed_nodes(self.sim, n, cpu, spec.mem)
+            if nodes is None:
+                raise CapacityError(f"job {spec.id}: no cluster has {n} nodes with room for it")
+            self.sim.start(spec.id, n, nodes=nodes, cpu=cpu)
+        else:
+            self.sim.start(job.spec.id, size, cpu=cpu, cluster=cluster)
         self.ledger.started(row)
         self._touch(job, "start")
 
@@ -55,6 +68,23 @@ class Commander:
         self.ledger.reconfigurations += 1
         self.ledger.touch(row)
         self._touch(job, what)
+
+    def set_share(self, row: int, share: float) -> None:
+        """Set every task of the running job of ``row`` to CPU share ``share`` (it lends CPU)."""
+        job = self.ledger.jobs[row]
+        self.sim.set_shares(job.spec.id, share)
+        self.ledger.touch(row)
+        self._touch(job, "lend")
+
+    def reclaim(self, row: int) -> None:
+        """Give the running job of ``row`` the idle CPU of its nodes, up to its need."""
+        job = self.ledger.jobs[row]
+        shares = reclaimed_shares(self.sim, job)
+        if shares is None:
+            raise CommandError(f"job {job.spec.id}: no idle CPU on its nodes to take back")
+        self.sim.set_shares(job.spec.id, shares)
+        self.ledger.touch(row)
+        self._touch(job, "reclaim")
 
     def grant(self, row: int) -> None:
         """Grant the pending request of the evolving job of ``row``."""

@@ -35,6 +35,10 @@ menus grow with the platform; they exist so that any scheduler's sizes and place
 entries (``hpcgym.baselines.adapter``), e.g. KOALA's grows and shrinks."""
 QUEUE_ORDERS = ("fcfs", "fits_first", "sjf")
 EPISODE_MODES = ("window", "seeded")
+PLACEMENTS = ("first", "packed")
+"""Where a co-scheduled job's tasks go: the lowest-numbered nodes with room (``first``), or the
+nodes with the least CPU left that still have room, then the lowest-numbered (``packed``: onto
+CPU other jobs lent, before idle nodes)."""
 
 
 def exact_size(name: str) -> int | None:
@@ -138,6 +142,11 @@ class EnvConfig:
             instead of the first cluster that fits.
         coschedule_levels: CPU share levels (fractions of the job's CPU need, in (0, 1)) at which
             a queued job can be started onto nodes it shares with others.
+        coschedule_placement: ``"first"`` or ``"packed"`` (``PLACEMENTS``).
+        lend_levels: Fractions ``f`` in (0, 1): "running malleable slot r keeps ``1 - f`` of its
+            CPU need per task" (it must hold its full need), making room for a co-scheduled job.
+        reclaim: Whether the menu has "running slot r takes back the idle CPU of its nodes, up
+            to its need per task".
         shrink_levels: Shrink targets of running malleable jobs (``SHRINK_LEVELS``, or
             ``"cut<f>"``: see ``SHRINK_CUT``).
         expand_levels: Expand targets of running malleable jobs (``EXPAND_LEVELS``, or
@@ -169,6 +178,9 @@ class EnvConfig:
     suspended_slots: int = 0
     start_levels: tuple[str, ...] = ("req",)
     coschedule_levels: tuple[float, ...] = ()
+    coschedule_placement: str = "first"
+    lend_levels: tuple[float, ...] = ()
+    reclaim: bool = False
     shrink_levels: tuple[str, ...] = ()
     expand_levels: tuple[str, ...] = ()
     grant: bool = False
@@ -183,7 +195,13 @@ class EnvConfig:
     kill_on_walltime: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("platform", "start_levels", "coschedule_levels", "window_starts"):
+        for name in (
+            "platform",
+            "start_levels",
+            "coschedule_levels",
+            "lend_levels",
+            "window_starts",
+        ):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, tuple(value))
@@ -216,6 +234,10 @@ class EnvConfig:
         for share in self.coschedule_levels:
             if not 0.0 < share < 1.0:
                 raise SpecError(f"coschedule_levels are CPU share fractions in (0, 1), got {share}")
+        for share in self.lend_levels:
+            if not 0.0 < share < 1.0:
+                raise SpecError(f"lend_levels are CPU share fractions in (0, 1), got {share}")
+        self._check_choice("coschedule_placement", self.coschedule_placement, PLACEMENTS)
         if self.queue_slots < 1 or self.running_slots < 1:
             raise SpecError("queue_slots and running_slots must be >= 1")
         if self.suspend and self.suspended_slots < 1:

@@ -11,6 +11,8 @@ queue, running and suspended window sizes)::
     grant      R                         grant the pending request of running slot r
     suspend    R                         suspend running slot r
     resume     U                         resume suspended slot u
+    lend       R x len(lend_levels)      running slot r keeps 1 - f of its CPU need per task
+    reclaim    R                         running slot r takes back its nodes' idle CPU
 
 Entry ``(q, l)`` of a block is ``offset + q * levels + l``. :meth:`ActionMenu.decide` computes,
 for the current state, the target of every entry (0 when it is not a legal command); the mask
@@ -20,7 +22,7 @@ and the command an action issues are both read from that one :class:`Decision`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
 
@@ -30,6 +32,7 @@ from hpcgym.envs.capacity import Capacity
 from hpcgym.envs.commands import Commander
 from hpcgym.envs.config import START_LEVELS, EnvConfig, exact_size, start_level
 from hpcgym.envs.ledger import SIZE, JobLedger
+from hpcgym.envs.shares import share_flags
 from hpcgym.envs.sizes import accepted_floor, floor_sizes, levels_key, running_targets
 from hpcgym.sim.planning import easy_backfill_sizes
 
@@ -82,6 +85,8 @@ class Decision:
     holding: int
     fits: Any
     choice: bool
+    lend: np.ndarray = field(default_factory=lambda: _NONE_B)
+    reclaim: np.ndarray = field(default_factory=lambda: _NONE_B)
 
 
 class ActionMenu:
@@ -99,6 +104,8 @@ class ActionMenu:
             ("grant", r, 1 if cfg.grant else 0),
             ("suspend", r, 1 if cfg.suspend else 0),
             ("resume", u, 1 if cfg.suspend else 0),
+            ("lend", r, len(cfg.lend_levels)),
+            ("reclaim", r, 1 if cfg.reclaim else 0),
         ]
         self.blocks: dict[str, tuple[int, int, int]] = {}
         """Block name -> (offset, slots, levels) for the blocks present."""
@@ -114,6 +121,8 @@ class ActionMenu:
         self._after_start = self._start_offset + q * len(cfg.start_levels)
         """First index past the start block."""
         self._running_blocks = any(b in self.blocks for b in ("shrink", "expand", "grant"))
+        self._shares = "lend" in self.blocks or "reclaim" in self.blocks
+        self._packed = cfg.coschedule_placement == "packed"
         self._levels_key = levels_key(cfg)
         self._fast = (
             cfg.start_levels == ("req",) and cfg.queue_order == "fcfs" and not cfg.coschedule_levels
@@ -161,6 +170,7 @@ class ActionMenu:
             "coschedule": [f"{c:g}" for c in cfg.coschedule_levels],
             "shrink": cfg.shrink_levels,
             "expand": cfg.expand_levels,
+            "lend": [f"{f:g}" for f in cfg.lend_levels],
         }
         out = []
         for name, slot, level in self._decode:
@@ -223,6 +233,8 @@ class ActionMenu:
                     len(ledger.holding),
                     fits,
                     any_start,
+                    _NONE_B,
+                    _NONE_B,
                 )
         elif ledger.simple and cfg.queue_order == "fcfs" and not self._exact:
             # Whole-node tasks in submission order: every level in plain Python on the window.
@@ -329,6 +341,18 @@ class ActionMenu:
                 resume = saved <= room
                 self._put(mask, "resume", resume)
                 choice = choice or bool(resume.any())
+        lend = reclaim = _NONE_B
+        if self._shares:
+            lend, reclaim = share_flags(ledger, rlist)
+            if "lend" in self.blocks:
+                self._put(mask, "lend", np.repeat(lend, len(cfg.lend_levels)))
+            else:
+                lend = _NONE_B
+            if "reclaim" in self.blocks:
+                self._put(mask, "reclaim", reclaim)
+            else:
+                reclaim = _NONE_B
+            choice = choice or bool(lend.any()) or bool(reclaim.any())
         return Decision(
             qlist,
             rlist,
@@ -344,6 +368,8 @@ class ActionMenu:
             len(holding),
             fits,
             choice,
+            lend,
+            reclaim,
         )
 
     def _put(self, mask: np.ndarray, block: str, flags: np.ndarray) -> None:
@@ -466,7 +492,7 @@ class ActionMenu:
         elif name == "coschedule":
             row = d.queue_rows[slot]
             share = float(cmd.ledger.cpu_need[row] * self.cfg.coschedule_levels[level])
-            cmd.start(row, None, share)
+            cmd.start(row, None, share, packed=self._packed)
         elif name == "shrink":
             cmd.resize(d.run_rows[slot], int(d.shrink[slot, level]))
         elif name == "expand":
@@ -477,5 +503,11 @@ class ActionMenu:
             cmd.suspend(d.run_rows[slot])
         elif name == "resume":
             cmd.resume(d.susp_rows[slot])
+        elif name == "lend":
+            row = d.run_rows[slot]
+            need = float(cmd.ledger.cpu_need[row])
+            cmd.set_share(row, need * (1.0 - self.cfg.lend_levels[level]))
+        elif name == "reclaim":
+            cmd.reclaim(d.run_rows[slot])
         else:  # pragma: no cover - advance is handled by the env
             raise ValueError(f"action {action} ({name}) is not a command")

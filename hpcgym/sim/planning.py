@@ -1,8 +1,9 @@
-"""What schedulers plan with: runtime estimates, estimated ends, accepted sizes, EASY's shadow.
+"""What schedulers plan with: runtime estimates, estimated ends, sizes, EASY's shadow, shares.
 
 These live in the simulation layer because both the baselines (``hpcgym.baselines``) and the
-environment's opt-in ``"ebf"`` start level (``hpcgym.envs.menu``) compute with them, and they
-must agree to the last bit for a baseline to act through the env exactly as on the bare engine.
+environment's opt-in entries (the ``"ebf"`` start level, ``packed`` co-scheduling, ``reclaim``:
+``hpcgym.envs.menu``) compute with them, and they must agree to the last bit for a baseline to
+act through the env exactly as on the bare engine.
 
 **Runtime estimate rule.** A scheduler never sees a job's true run time. It plans with the
 job's *estimate*: its walltime (the user's request, or whatever the workload's estimate model
@@ -22,9 +23,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+import numpy as np
+
 from hpcgym.errors import SpecError
 from hpcgym.sim.engine import EngineCore
 from hpcgym.sim.job import Job, JobState
+from hpcgym.sim.nodes import EPS
 from hpcgym.sim.spec import JobKind, JobSpec
 
 OVERRUN_GRACE = 1.0
@@ -170,3 +174,44 @@ def easy_backfill_sizes(sim: EngineCore, jobs: Iterable[Job]) -> list[int]:
                 size = preferred_or_fit(spec, extra)
         out.append(size)
     return out
+
+
+def packed_nodes(sim: EngineCore, size: int, cpu: float, mem: float) -> np.ndarray | None:
+    """``size`` nodes with room for one ``(cpu, mem)`` task each, packed onto used CPU.
+
+    In the first cluster with enough such nodes, those with the most CPU in use first (so a
+    co-scheduled job lands on CPU that running jobs lent, before idle nodes), then the lowest
+    ids; returned in increasing id order. ``None`` if no cluster has ``size`` of them. Room is
+    counted as the engine counts it (``hpcgym.envs.capacity``).
+    """
+    used = sim.node_cpu_used
+    ok = used == 0.0 if cpu >= 1.0 else used <= 1.0 - cpu + EPS
+    if mem > 0:
+        ok &= sim.node_mem_used <= 1.0 - mem + EPS
+    offsets = sim.platform.offsets
+    ends = (*offsets[1:], used.size)
+    for lo, hi in zip(offsets, ends, strict=True):
+        cand = ok[lo:hi].nonzero()[0] + lo
+        if cand.size >= size:
+            order = np.lexsort((cand, -used[cand]))
+            return np.sort(cand[order[:size]])
+    return None
+
+
+def reclaimed_shares(sim: EngineCore, job: Job) -> np.ndarray | None:
+    """Per-task CPU shares of a running job that takes back the idle CPU of its nodes.
+
+    Each task's share grows by its node's idle CPU, up to the job's CPU need (a share within
+    the engine's tolerance of the need is the need). ``None`` when no task would gain (or two
+    tasks share a node, whose idle CPU would count twice).
+    """
+    need = job.spec.cpu_need
+    cpu, nodes = job.cpu, job.nodes
+    if not nodes.size or np.unique(nodes).size != nodes.size:
+        return None
+    idle = np.maximum(1.0 - sim.node_cpu_used[nodes], 0.0)
+    new = np.minimum(need, cpu + idle)
+    new = np.where(new >= need - EPS, need, new)
+    if not (new > cpu + EPS).any():
+        return None
+    return new

@@ -29,13 +29,15 @@ from hpcgym.baselines.adapter import (
 from hpcgym.sim import SimConfig
 
 EVOLVING = [n for n in names() if n.startswith("evolving-")]
+MALLEABLE = "hpcgym/Malleable-v0"
+SD_WIDE: dict[str, Any] = {"n_jobs": 300, "queue_slots": 128, "running_slots": 128}
 
 
 def _through_env(
     name: str, env_id: str, seed: int, strict: bool = True, **kwargs: Any
 ) -> tuple[BaselinePolicy, Any]:
     policy = as_env_policy(name, strict=strict)
-    env = gym.make(env_id, **{**kwargs, **policy.env_overrides})
+    env = gym.make(env_id, **{**policy.env_overrides, **kwargs})
     out = rollout(policy, env, seed=seed)
     assert not out.truncated
     return policy, env.unwrapped
@@ -150,10 +152,10 @@ def test_koala_fpsma_resizes_match_on_one_cluster(seed: int) -> None:
 
 
 @pytest.mark.parametrize("name", ["koala-pra-egs", "koala-pwa-fpsma"])
-def test_koala_placement_policies_are_reported(name: str) -> None:
-    # The menu places in the first cluster that fits; KOALA's placement policies choose.
+def test_koala_placement_without_cluster_levels_is_reported(name: str) -> None:
+    # With only first-fit start levels, KOALA's Worst-Fit cluster choice has no entry.
     with pytest.raises(NotExpressible, match=PLACEMENT):
-        _through_env(name, "hpcgym/MultiCluster-v0", 0)
+        _through_env(name, "hpcgym/MultiCluster-v0", 0, start_levels=("req", "fit"))
 
 
 @pytest.mark.parametrize("name", ["fcfs", "sd-policy"])
@@ -166,22 +168,37 @@ def test_shared_preset_matches_with_a_queue_window_holding_the_episode(name: str
 def test_dfrs_and_co_scheduling_sd_policy_are_reported() -> None:
     # DFRS needs its period (a tick) and penalised jobs: another world than the env's.
     with pytest.raises(NotExpressible, match=SETTING):
-        _through_env("dfrs", "hpcgym/Shared-v0", 0, n_jobs=100)
-    # SD-Policy on malleable jobs co-schedules on chosen nodes and changes CPU shares.
-    with pytest.raises(NotExpressible, match=r"set_shares|placement"):
-        _through_env("sd-policy", "hpcgym/Malleable-v0", 0, n_jobs=300, queue_slots=300)
-    assert_same_schedule("sd-policy-static", "hpcgym/Malleable-v0", 0, n_jobs=300, queue_slots=300)
+        _through_env("dfrs", "hpcgym/Malleable-v0", 0, n_jobs=100)
+    # Without lend and reclaim entries, SD-Policy's CPU share changes have none.
+    with pytest.raises(NotExpressible, match=r"not in the menu \(lend\)"):
+        _through_env("sd-policy", MALLEABLE, 0, lend_levels=(), reclaim=False, **SD_WIDE)
+    # Its guest goes on the mates' nodes: the lowest-numbered nodes with room are others.
+    with pytest.raises(NotExpressible, match="co-schedules by 'first'"):
+        _through_env("sd-policy", MALLEABLE, 0, coschedule_placement="first", **SD_WIDE)
+    assert_same_schedule("sd-policy-static", MALLEABLE, 0, n_jobs=300, queue_slots=300)
+
+
+@pytest.mark.parametrize(
+    ("name", "seed"), [("sd-policy", 0), ("sd-policy", 1), ("sd-policy-dynavgsd", 1)]
+)
+def test_co_scheduling_sd_policy_matches_with_its_entries(name: str, seed: int) -> None:
+    # Mates lend half their CPU, the guest starts on it (packed), shares come back at the end.
+    policy = assert_same_schedule(name, MALLEABLE, seed, **SD_WIDE)
+    assert len(policy.scheduler.coscheduled) >= 10  # type: ignore[attr-defined]
+    assert policy.env_overrides["coschedule_placement"] == "packed"
 
 
 def test_lenient_runs_finish_and_count_every_departure() -> None:
-    # SD-Policy's mates never co-run in the env: its own bookkeeping stops fitting the episode,
+    # Without lend entries SD-Policy's mates never co-run: its bookkeeping stops fitting,
     # so the adapter resets it when it fails, and goes on.
-    policy, env = _through_env("sd-policy", "hpcgym/Malleable-v0", 1, strict=False, n_jobs=100)
+    policy, env = _through_env(
+        "sd-policy", MALLEABLE, 1, strict=False, n_jobs=100, lend_levels=(), reclaim=False
+    )
     assert env.sim.done
-    assert policy.stats.inexpressible[f"{NOT_IN_MENU} (set_shares)"] > 0
+    assert policy.stats.inexpressible[f"{NOT_IN_MENU} (lend)"] > 0
     # KOALA's cluster choices become the menu's first-fit starts with approximate=True.
     policy = as_env_policy("koala-pra-egs", strict=False, approximate=True)
-    env = gym.make("hpcgym/MultiCluster-v0", **policy.env_overrides)
+    env = gym.make("hpcgym/MultiCluster-v0", **{**policy.env_overrides, "start_levels": ["req"]})
     rollout(policy, env, seed=1)
     assert env.unwrapped.sim.done  # type: ignore[attr-defined]
     assert policy.stats.approximated == sum(policy.stats.inexpressible.values()) > 0

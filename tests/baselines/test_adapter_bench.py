@@ -40,8 +40,8 @@ def test_names_and_errors() -> None:
         make_env_policy("easy")
     with pytest.raises(SpecError, match="unknown policy"):
         policy_kind("nobody@env")
-    with pytest.raises(NotExpressible):
-        run_episode("koala-pra-egs@env", "hpcgym/MultiCluster-v0", 0)
+    with pytest.raises(NotExpressible):  # DFRS runs in a world of its own (its setting)
+        run_episode("dfrs@env", "hpcgym/Rigid-v0", 0, {"n_jobs": 20})
 
 
 def test_evaluate_takes_adapted_baselines() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import pickle
+from collections import Counter
 from types import SimpleNamespace
 from typing import Any
 
@@ -19,7 +20,8 @@ from test_menu import engine_state, oracle, windows
 from hpcgym.envs import ClusterEnv
 from hpcgym.envs.config import EnvConfig, exact_size
 from hpcgym.errors import CommandError, SpecError
-from hpcgym.sim import JobKind, JobSpec, Simulator
+from hpcgym.sim import JobKind, JobSpec, JobState, Simulator
+from hpcgym.sim.nodes import EPS
 from hpcgym.sim.planning import estimated_end
 
 LEVELS: dict[str, Any] = {
@@ -29,10 +31,14 @@ LEVELS: dict[str, Any] = {
 
 
 def level_oracle(env: ClusterEnv, action: int, sim: Simulator) -> bool:
-    """``test_menu.oracle``, with the ``cut<f>``, ``spare<f>`` and ``<size>@<k>`` levels."""
+    """``test_menu.oracle``, with the opt-in levels and the ``lend`` and ``reclaim`` blocks."""
     name, slot, level = env.menu.decode(action)
     cfg = env.config
     lvl = ""
+    if name in ("lend", "reclaim"):
+        return _share_oracle(env, name, slot, level, sim)
+    if name == "coschedule" and cfg.coschedule_placement == "packed":
+        return _packed_oracle(env, slot, level, sim)
     if name == "start":
         return _start(env, slot, cfg.start_levels[level], sim)
     if name == "shrink":
@@ -109,6 +115,69 @@ def _start(env: ClusterEnv, slot: int, lvl: str, sim: Simulator) -> bool:
     return False
 
 
+def _share_oracle(env: ClusterEnv, name: str, slot: int, level: int, sim: Simulator) -> bool:
+    """Lend ``f`` of a malleable job's full CPU need, or take back its nodes' idle CPU."""
+    running = windows(env)[1]
+    if slot >= len(running):
+        return False
+    job = sim.jobs[running[slot]]
+    if job.state is not JobState.RUNNING:
+        return False
+    need = job.spec.cpu_need
+    cpu = job.cpu
+    if name == "lend":
+        if job.spec.kind is not JobKind.MALLEABLE or not np.all(cpu == need):
+            return False
+        sim.set_shares(job.id, need * (1.0 - env.config.lend_levels[level]))
+        return True
+    if len(set(job.nodes.tolist())) != job.nodes.size:
+        return False
+    new = [
+        need
+        if c + max(0.0, 1.0 - sim.node_cpu_used[n]) >= need - EPS
+        else c + 1.0 - sim.node_cpu_used[n]
+        for c, n in zip(cpu.tolist(), job.nodes.tolist(), strict=True)
+    ]
+    if not any(x > c + EPS for x, c in zip(new, cpu.tolist(), strict=True)):
+        return False
+    sim.set_shares(job.id, np.array(new))
+    return True
+
+
+def _packed_oracle(env: ClusterEnv, slot: int, level: int, sim: Simulator) -> bool:
+    """Co-schedule on the nodes with the most CPU in use that have room, lowest ids first."""
+    queue = windows(env)[0]
+    if slot >= len(queue):
+        return False
+    spec = sim.jobs[queue[slot]].spec
+    share = spec.cpu_need * env.config.coschedule_levels[level]
+    for k, lo in enumerate(sim.platform.offsets):
+        n = sim.platform.clusters[k].nodes
+        room = [
+            (-sim.node_cpu_used[i], i)
+            for i in range(lo, lo + n)
+            if sim.node_cpu_used[i] <= 1.0 - share + EPS
+            and (spec.mem <= 0 or sim.node_mem_used[i] <= 1.0 - spec.mem + EPS)
+        ]
+        if len(room) >= spec.nodes:
+            nodes = sorted(i for _, i in sorted(room)[: spec.nodes])
+            try:
+                sim.start(spec.id, nodes=np.array(nodes), cpu=share)
+            except CommandError:
+                return False
+            return True
+    return False
+
+
+def _first_fit(env: ClusterEnv, action: int) -> Simulator:
+    """The engine after the co-scheduled start of ``action`` placed by the engine itself."""
+    sim = pickle.loads(pickle.dumps(env.sim))
+    _, slot, level = env.menu.decode(action)
+    spec = sim.jobs[windows(env)[0][slot]].spec
+    sim.start(spec.id, cpu=spec.cpu_need * env.config.coschedule_levels[level])
+    return sim
+
+
 def _head_start(sim: Simulator, need: int) -> float:
     """When ``need`` nodes are idle at the earliest, by the running jobs' estimated ends."""
     idle = sim.free_nodes()
@@ -156,18 +225,18 @@ def ebf_oracle(sim: Simulator, spec: JobSpec) -> int:
 
 
 def check_levels(
-    world: str, worlds: SimpleNamespace, seed: int, states: int, exact: bool = False, **kwargs: Any
-) -> int:
+    world: str, worlds: SimpleNamespace, seed: int, states: int, **kwargs: Any
+) -> Counter[str]:
     """Walk a random legal trajectory; at each state check every entry.
 
-    Returns how often a new level mattered: legal ``ebf`` entries whose target differs from
-    ``fit`` when ``ebf`` is a start level, legal exact-size (``n<k>``) entries with ``exact``,
-    else legal entries of the other opt-in levels.
+    Returns how often each opt-in entry was legal: ``resize`` (``cut``, ``spare``, ``@k``),
+    ``ebf`` (whose target differs from ``fit``), ``exact`` (``n<k>``), ``lend``, ``reclaim``
+    and ``packed`` (a co-scheduled start whose nodes differ from the lowest-numbered ones).
     """
     env = worlds.make(world, skip_trivial=False, **{**LEVELS, **kwargs})
     rng = np.random.default_rng(seed)
     _obs, info = env.reset(seed=0)
-    resizes = ebf_differs = n_exact = 0
+    seen: Counter[str] = Counter()
     for _ in range(states):
         mask = info["action_mask"]
         assert np.array_equal(env.action_masks(), mask)
@@ -180,25 +249,32 @@ def check_levels(
             stepped.step(a)
             expected = direct.sim if legal else env.sim
             assert engine_state(stepped.sim) == engine_state(expected), label
-            if legal and ("@cut" in label or "@spare" in label or label.count("@") == 2):
-                resizes += 1
-            if legal and "@n" in label:
-                n_exact += 1
-            if legal and label.endswith("@ebf") and _ebf_differs(env, a):
-                ebf_differs += 1
+            if not legal:
+                continue
+            if "@cut" in label or "@spare" in label or label.count("@") == 2:
+                seen["resize"] += 1
+            if "@n" in label:
+                seen["exact"] += 1
+            if label.endswith("@ebf") and _ebf_differs(env, a):
+                seen["ebf"] += 1
+            block = label.partition("[")[0]
+            if block in ("lend", "reclaim"):
+                seen[block] += 1
+            if block == "coschedule" and engine_state(direct.sim) != engine_state(
+                _first_fit(env, a)
+            ):
+                seen["packed"] += 1
         _, _, term, trunc, info = env.step(worlds.policy(info, rng))
         if term or trunc:
             _, info = env.reset()
-    if "ebf" in env.config.start_levels:
-        return ebf_differs
-    return n_exact if exact else resizes
+    return seen
 
 
 @pytest.mark.parametrize("seed", [3, 7])
 def test_mask_is_exactly_the_legal_commands_with_share_levels(
     seed: int, worlds: SimpleNamespace
 ) -> None:
-    assert check_levels("test/malleable-tiny-v0", worlds, seed, states=16) > 0
+    assert check_levels("test/malleable-tiny-v0", worlds, seed, states=16)["resize"] > 0
 
 
 @pytest.mark.slow
@@ -219,7 +295,7 @@ def test_mask_is_exactly_the_legal_commands_with_exact_sizes(
         "shrink_levels": ["n*", "one"],
         "expand_levels": ["n2", "n*"],
     }
-    assert check_levels(world, worlds, seed, 14, exact=True, **levels) > 0
+    assert check_levels(world, worlds, seed, 14, **levels)["exact"] > 0
 
 
 def test_wildcards_are_spelled_out_for_the_platform(worlds: SimpleNamespace) -> None:
@@ -233,6 +309,28 @@ def test_wildcards_are_spelled_out_for_the_platform(worlds: SimpleNamespace) -> 
             EnvConfig(**bad)  # type: ignore[arg-type]
     with pytest.raises(SpecError, match="single cluster"):
         EnvConfig(start_levels=["ebf@*"])
+
+
+SHARES: dict[str, Any] = {
+    "coschedule_levels": [0.5, 0.25],
+    "coschedule_placement": "packed",
+    "lend_levels": [0.5, 0.25],
+    "reclaim": True,
+}
+
+
+@pytest.mark.parametrize(
+    ("world", "seed", "blocks"),
+    [
+        ("test/shared-tiny-v0", 4, ("reclaim", "packed")),
+        ("test/malleable-tiny-v0", 3, ("lend", "reclaim")),
+    ],
+)
+def test_mask_is_exactly_the_legal_commands_with_lend_and_reclaim(
+    world: str, seed: int, blocks: tuple[str, ...], worlds: SimpleNamespace
+) -> None:
+    seen = check_levels(world, worlds, seed, 40, **SHARES)
+    assert all(seen[b] > 0 for b in blocks), seen
 
 
 def _ebf_differs(env: ClusterEnv, action: int) -> bool:
@@ -252,7 +350,7 @@ def test_mask_is_exactly_the_legal_commands_with_the_ebf_level(
     n = check_levels(
         "test/malleable-tiny-v0", worlds, seed, 30, start_levels=levels, queue_order=order
     )
-    assert n > 0
+    assert n["ebf"] > 0
 
 
 @pytest.mark.parametrize("order", ["fcfs", "sjf"])
@@ -262,7 +360,7 @@ def test_mask_is_exactly_the_legal_commands_with_cluster_levels(
     # Clusters of 4 and 2 nodes; sjf takes the general (numpy) path of the start block.
     levels = ["req", "fit@1", "req@0", "min@1", "max@0", "fit@0", "req@1"]
     n = check_levels("test/multi-tiny-v0", worlds, 5, 14, start_levels=levels, queue_order=order)
-    assert n > 0
+    assert n["resize"] > 0
 
 
 def test_cluster_levels_by_hand(worlds: SimpleNamespace) -> None:
