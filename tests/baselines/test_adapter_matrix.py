@@ -6,7 +6,7 @@ refuses the preset's platform or jobs just as it does on the bare engine. The on
 DFRS, which runs in a world of its own (a rescheduling period and penalised jobs): the adapter
 reports that, whole-episode, as a ``SETTING`` difference.
 
-Each preset's episode here is 300 jobs of its workload (the real ``lublin_256`` trace for Rigid
+Each preset's episode here is 300 jobs of its workload (the real traces ``lublin_256`` for Rigid
 and Malleable) or its seeded synthetic episode.
 """
 
