@@ -122,7 +122,6 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     from hpcgym.agents.callbacks import TimedVecEnv
-    from hpcgym.agents.guard import ResizeBudget
     from hpcgym.agents.policies import JobScoringPolicy, menu_blocks
     from hpcgym.agents.vec import make_mask_vec_env
 
@@ -157,18 +156,18 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
         raise SpecError("resize_budget narrows action masks: only maskable_ppo uses them")
     module = cfg.env_id.split("/")[0]
     n_envs = int(hp.get("n_envs", 1))
+    limit = None if budget is None else int(budget)
     if vec_kind == "mask":
-        limit = None if budget is None else int(budget)
         base: Any = make_mask_vec_env(cfg.env_id, n_envs, cfg.seed, env_kwargs, limit)
     else:
+        # The env applies the budget (``EnvConfig.resize_budget``), as in the default VecEnv.
+        budgeted = env_kwargs if limit is None else {**env_kwargs, "resize_budget": limit}
         base = make_vec_env(
             f"{module}:{cfg.env_id}" if module == "hpcgym" else cfg.env_id,
             n_envs=n_envs,
             seed=cfg.seed,
-            env_kwargs=env_kwargs,
+            env_kwargs=budgeted,
             vec_env_cls=SubprocVecEnv if vec_kind == "subproc" else DummyVecEnv,
-            wrapper_class=ResizeBudget if budget is not None else None,
-            wrapper_kwargs={"budget": int(budget)} if budget is not None else None,
         )
     venv = TimedVecEnv(base)
     run_dir = cfg.run_dir()

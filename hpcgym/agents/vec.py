@@ -5,8 +5,8 @@ it deep-copies the whole info list and the observation buffers, and sb3-contrib'
 then asks every env for ``action_masks()`` through ``env_method`` (a wrapper-chain lookup per
 env). :class:`MaskVecEnv` does the same work without those costs:
 
-* the masks come with the step: each env's ``info["action_mask"]`` (narrowed by the resize
-  guard when there is one, as :class:`~hpcgym.agents.guard.ResizeBudget` does) is kept, and
+* the masks come with the step: each env's ``info["action_mask"]`` (with the env's own
+  ``resize_budget`` applied, when training sets one) is kept, and
   ``env_method("action_masks")`` returns the kept masks without calling into the envs;
 * observations are stacked into fresh arrays (the rollout buffer keeps the previous step's
   observation while the next one is produced, so a shared buffer would be overwritten), and the
@@ -36,9 +36,6 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvStepReturn,
 )
 
-from hpcgym.agents.guard import DecisionGuard
-from hpcgym.agents.layout import menu_blocks
-
 MASK_METHOD = "action_masks"
 
 
@@ -48,21 +45,10 @@ class MaskVecEnv(VecEnv):
     Args:
         env_fns: One constructor per env (as for ``DummyVecEnv``); each env must put its legal
             entries in ``info["action_mask"]`` at ``reset`` and ``step`` (hpcgym's envs do).
-        resize_budget: Narrow every mask by :class:`~hpcgym.agents.guard.DecisionGuard` with
-            this budget, as the :class:`~hpcgym.agents.guard.ResizeBudget` wrapper does (the
-            narrowed mask replaces ``info["action_mask"]``), without a wrapper layer.
     """
 
-    def __init__(
-        self,
-        env_fns: Sequence[Callable[[], gym.Env[Any, Any]]],
-        resize_budget: int | None = None,
-    ) -> None:
+    def __init__(self, env_fns: Sequence[Callable[[], gym.Env[Any, Any]]]) -> None:
         self.envs = [fn() for fn in env_fns]
-        self._guards = [
-            None if resize_budget is None else DecisionGuard(menu_blocks(e), resize_budget)
-            for e in self.envs
-        ]
         env = self.envs[0]
         super().__init__(len(self.envs), env.observation_space, env.action_space)
         space = env.observation_space
@@ -87,7 +73,7 @@ class MaskVecEnv(VecEnv):
             options = {"options": self._options[i]} if self._options[i] else {}
             o, info = env.reset(seed=self._seeds[i], **options)
             self.reset_infos[i] = info
-            self._masks[i] = self._mask(i, info, o)
+            self._masks[i] = info.get("action_mask")
             self._rewards[i] = []
             obs.append(o)
         self._reset_seeds()
@@ -120,21 +106,14 @@ class MaskVecEnv(VecEnv):
                 }
                 info["terminal_observation"] = o
                 o, self.reset_infos[i] = env.reset()
-                self._masks[i] = self._mask(i, self.reset_infos[i], o)
+                self._masks[i] = self.reset_infos[i].get("action_mask")
                 self._rewards[i] = []
             else:
-                self._masks[i] = self._mask(i, info, o)
+                self._masks[i] = info.get("action_mask")
             dones[i] = done
             obs.append(o)
             infos.append(info)
         return self._stack(obs), rewards, dones, infos
-
-    def _mask(self, i: int, info: dict[str, Any], obs: Any) -> np.ndarray | None:
-        mask = info.get("action_mask")  # None: not in the info, asked for when needed
-        guard = self._guards[i]
-        if guard is not None and mask is not None:
-            mask = info["action_mask"] = guard.restrict(mask, obs)
-        return mask
 
     def action_masks(self) -> np.ndarray:
         """The current masks, one row per env."""
@@ -219,15 +198,20 @@ def make_mask_vec_env(
     so each step calls the env directly.
     """
     spec = dataclasses.replace(gym.spec(env_id), order_enforce=False)
+    # The budget is applied by the env where it computes the resize targets: the same masks
+    # as the guard's (``tests/agents``), without a second pass over every mask.
+    kwargs = dict(env_kwargs)
+    if resize_budget is not None:
+        kwargs["resize_budget"] = resize_budget
 
     def make(rank: int) -> Callable[[], gym.Env[Any, Any]]:
         def build() -> gym.Env[Any, Any]:
-            env = gym.make(spec, disable_env_checker=True, **env_kwargs)
+            env = gym.make(spec, disable_env_checker=True, **kwargs)
             env.action_space.seed(seed + rank)
             return env
 
         return build
 
-    venv = MaskVecEnv([make(i) for i in range(n_envs)], resize_budget)
+    venv = MaskVecEnv([make(i) for i in range(n_envs)])
     venv.seed(seed)
     return venv

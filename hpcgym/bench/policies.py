@@ -128,7 +128,8 @@ class AgentPolicy(EnvPolicy):
 
     The env gets the card's encoding arguments (observation, windows, levels, ...), never its
     episode arguments (:data:`EPISODE_KEYS`), so the agent schedules the evaluation's jobs. A
-    MaskablePPO agent trained with a resize budget acts under the same guard.
+    MaskablePPO agent trained with a resize budget runs in an env with the same budget
+    (``resize_budget``), as in training.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -137,24 +138,24 @@ class AgentPolicy(EnvPolicy):
         self.model, self.card = load_agent(path)
         kw = self.card.env_kwargs
         self.env_overrides = {k: v for k, v in kw.items() if k not in EPISODE_KEYS}
+        if self.card.resize_budget is not None:
+            self.env_overrides["resize_budget"] = self.card.resize_budget
         self._masked = self.card.algo == "maskable_ppo"
-        self._guard: Any = None
 
     def bind(self, env: Any) -> None:
-        """Check the env is the agent's preset and set up its guard."""
+        """Check the env is the agent's preset, with the agent's resize budget."""
         env_id = env.spec.id if env.spec is not None else None
         if env_id != self.card.env_id:
             raise SpecError(f"agent trained on {self.card.env_id}, asked to run on {env_id}")
-        if self.card.resize_budget is not None:
-            from hpcgym.agents.guard import DecisionGuard
-            from hpcgym.agents.layout import menu_blocks
-
-            self._guard = DecisionGuard(menu_blocks(env), self.card.resize_budget)
+        budget = self.card.resize_budget
+        if budget is not None and env.unwrapped.config.resize_budget != budget:
+            raise SpecError(
+                f"agent trained with resize_budget={budget}: make the env with "
+                f"resize_budget={budget} (policy.env_overrides has it)"
+            )
 
     def act(self, obs: Any, mask: np.ndarray) -> int:
         """The model's deterministic action; an unmasked model's illegal choice becomes advance."""
-        if self._guard is not None:
-            mask = self._guard.restrict(mask, obs)
         if self._masked:
             action, _ = self.model.predict(obs, action_masks=mask, deterministic=True)
             return int(action)

@@ -147,6 +147,11 @@ class EnvConfig:
             CPU need per task" (it must hold its full need), making room for a co-scheduled job.
         reclaim: Whether the menu has "running slot r takes back the idle CPU of its nodes, up
             to its need per task".
+        resize_budget: Reconfigurations (resizes and grants) after which a running job can no
+            longer be shrunk or expanded (its entries are masked); ``None``: no limit. The rule
+            of the training guard ``hpcgym.agents.guard``, applied where the targets are
+            computed: it narrows the mask and moves no decision point (a point whose only legal
+            entries were such resizes is still one, where advance is what is left).
         shrink_levels: Shrink targets of running malleable jobs (``SHRINK_LEVELS``, or
             ``"cut<f>"``: see ``SHRINK_CUT``).
         expand_levels: Expand targets of running malleable jobs (``EXPAND_LEVELS``, or
@@ -181,6 +186,7 @@ class EnvConfig:
     coschedule_placement: str = "first"
     lend_levels: tuple[float, ...] = ()
     reclaim: bool = False
+    resize_budget: int | None = None
     shrink_levels: tuple[str, ...] = ()
     expand_levels: tuple[str, ...] = ()
     grant: bool = False
@@ -238,6 +244,14 @@ class EnvConfig:
             if not 0.0 < share < 1.0:
                 raise SpecError(f"lend_levels are CPU share fractions in (0, 1), got {share}")
         self._check_choice("coschedule_placement", self.coschedule_placement, PLACEMENTS)
+        if self.resize_budget is not None and (
+            isinstance(self.resize_budget, bool)
+            or not isinstance(self.resize_budget, int)
+            or self.resize_budget < 0
+        ):
+            raise SpecError(
+                f"resize_budget must be an integer >= 0 or None, got {self.resize_budget!r}"
+            )
         if self.queue_slots < 1 or self.running_slots < 1:
             raise SpecError("queue_slots and running_slots must be >= 1")
         if self.suspend and self.suspended_slots < 1:

@@ -65,9 +65,11 @@ class Decision:
     """Windows and the target of every menu entry at one decision point.
 
     ``start``, ``cosched``, ``shrink``, ``expand``: target sizes (0: entry not legal), indexed
-    ``[slot][level]`` (``start`` is list-like on the fast path). ``grant``, ``suspend``,
+    ``[slot][level]`` (``start`` is list-like on the fast path; ``shrink`` and ``expand`` are
+    lists of rows, read only). ``grant``, ``suspend``,
     ``resume``: legality flags. ``fits``: whether each queue slot's first start level is legal
-    (a sequence of bools). ``choice``: whether any entry besides advance is legal. Windows list
+    (a sequence of bools). ``choice``: whether any entry besides advance is legal (before a
+    ``resize_budget`` narrows the mask: whether this is a decision point). Windows list
     ledger rows.
     """
 
@@ -121,6 +123,8 @@ class ActionMenu:
         self._after_start = self._start_offset + q * len(cfg.start_levels)
         """First index past the start block."""
         self._running_blocks = any(b in self.blocks for b in ("shrink", "expand", "grant"))
+        self._shrink_offset = self.blocks["shrink"][0] if "shrink" in self.blocks else -1
+        self._expand_offset = self.blocks["expand"][0] if "expand" in self.blocks else -1
         self._shares = "lend" in self.blocks or "reclaim" in self.blocks
         self._packed = cfg.coschedule_placement == "packed"
         self._levels_key = levels_key(cfg)
@@ -315,7 +319,8 @@ class ActionMenu:
             choice = bool(flags.any())
         holding = ledger.holding
         rlist = holding[: cfg.running_slots]
-        shrink = expand = _NONE2
+        shrink: Any = _NONE2
+        expand: Any = _NONE2
         grant = suspend = resume = _NONE_B
         slist: list[int] = []
         if self._running_blocks:
@@ -323,8 +328,15 @@ class ActionMenu:
                 ledger, cap, rlist, cfg, self._levels_key
             )
             if legal:
-                self._put(mask, "shrink", shrink > 0)
-                self._put(mask, "expand", expand > 0)
+                # Flags straight from the target lists: one bytes buffer per block.
+                off = self._shrink_offset
+                if off >= 0:
+                    flat = bytes([x > 0 for row in shrink for x in row])
+                    mask[off : off + len(flat)] = np.frombuffer(flat, dtype=np.int8)
+                off = self._expand_offset
+                if off >= 0:
+                    flat = bytes([x > 0 for row in expand for x in row])
+                    mask[off : off + len(flat)] = np.frombuffer(flat, dtype=np.int8)
                 self._put(mask, "grant", grant)
                 choice = True
         if cfg.suspend:
@@ -494,9 +506,9 @@ class ActionMenu:
             share = float(cmd.ledger.cpu_need[row] * self.cfg.coschedule_levels[level])
             cmd.start(row, None, share, packed=self._packed)
         elif name == "shrink":
-            cmd.resize(d.run_rows[slot], int(d.shrink[slot, level]))
+            cmd.resize(d.run_rows[slot], int(d.shrink[slot][level]))
         elif name == "expand":
-            cmd.resize(d.run_rows[slot], int(d.expand[slot, level]))
+            cmd.resize(d.run_rows[slot], int(d.expand[slot][level]))
         elif name == "grant":
             cmd.grant(d.run_rows[slot])
         elif name == "suspend":

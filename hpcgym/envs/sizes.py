@@ -169,8 +169,11 @@ def running_targets(
     rows: list[int],
     cfg: EnvConfig,
     key: object = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+) -> tuple[list[list[int]], list[list[int]], np.ndarray, bool]:
     """Shrink and expand target sizes (0: not legal) and grant flags of the running window.
+
+    Targets are lists indexed ``[slot][level]``, one row per window row; rows are shared with a
+    cache, so read them only.
 
     Shrink targets: ``one`` the next accepted size below, ``half`` the largest accepted size
     ``<= size // 2`` (else the smallest accepted), ``min`` the smallest accepted. Expand targets:
@@ -178,21 +181,18 @@ def running_targets(
     ``fit`` the largest accepted that the job's cluster has room for. Opt-in: shrink ``cut<f>``
     the largest accepted ``<= size - max(1, floor(f * size))``, expand ``spare<f>`` the largest
     accepted ``<= size + floor(f * room)``, and both ``n<k>`` exactly ``k`` tasks. Only running
-    (not reconfiguring) malleable jobs resize; a grant needs room for the extra tasks. The last
-    value tells whether any of them is legal. Each job's targets come from a cache keyed by size,
-    size rule and room (``_targets``); ``key`` is ``levels_key(cfg)``, computed here when not
-    given.
+    (not reconfiguring) malleable jobs resize, and only those within ``cfg.resize_budget``
+    have non-zero targets; a grant needs room for the extra tasks. The last value tells whether
+    any of them is legal before the budget (whether the point is a decision point: the budget
+    narrows the mask, as the training guard did, and moves no decision point). Each job's
+    targets come from a cache keyed by size, size rule and room (``_targets``); ``key`` is
+    ``levels_key(cfg)``, computed here when not given.
     """
     n_s, n_e = len(cfg.shrink_levels), len(cfg.expand_levels)
     grant = np.zeros(len(rows) if cfg.grant else 0, dtype=bool)
     legal = False
     if not (n_s or n_e or cfg.grant):
-        return (
-            np.zeros((len(rows), n_s), dtype=np.int64),
-            np.zeros((len(rows), n_e), dtype=np.int64),
-            grant,
-            legal,
-        )
+        return [[]] * len(rows), [[]] * len(rows), grant, legal
     jobs, kinds = ledger.jobs, ledger.kind_list
     rules, mults = ledger.rule_list, ledger.multiple_list
     mins, maxs = ledger.min_list, ledger.max_list
@@ -201,6 +201,7 @@ def running_targets(
     if key is None:
         key = _level_plan(cfg)[0]
     grants = cfg.grant
+    budget = cfg.resize_budget
     none_s, none_e = [0] * n_s, [0] * n_e
     shrink_rows: list[list[int]] = []
     expand_rows: list[list[int]] = []
@@ -224,27 +225,12 @@ def running_targets(
         else:
             room = 0
         shrink, expand, ok = _targets(cfg, key, rules[r], mults[r], mins[r], maxs[r], n, room)
+        legal = legal or ok
+        if budget is not None and job.reconfigurations >= budget:
+            # Over budget: its entries are masked; the point stays a decision point.
+            continue
         if n_s:
             shrink_rows[i] = shrink
         if room:
             expand_rows[i] = expand
-        legal = legal or ok
-    shape_s, shape_e = (len(rows), n_s), (len(rows), n_e)
-    if not legal:
-        # Nothing to resize (most decision points): shared read-only zeros, no conversion.
-        return _zeros(shape_s), _zeros(shape_e), grant, legal
-    # One conversion for both blocks (rows of shrink then expand targets), split by views.
-    both = np.array([a + b for a, b in zip(shrink_rows, expand_rows, strict=True)], dtype=np.int64)
-    return both[:, :n_s], both[:, n_s:], grant, legal
-
-
-_ZEROS: dict[tuple[int, int], np.ndarray] = {}
-
-
-def _zeros(shape: tuple[int, int]) -> np.ndarray:
-    """A read-only int64 array of zeros of ``shape``, shared between callers."""
-    arr = _ZEROS.get(shape)
-    if arr is None:
-        arr = _ZEROS[shape] = np.zeros(shape, dtype=np.int64)
-        arr.flags.writeable = False
-    return arr
+    return shrink_rows, expand_rows, grant, legal

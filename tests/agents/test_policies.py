@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+import pandas as pd
 import pytest
 import torch as th
 
 import hpcgym  # noqa: F401
 from hpcgym.agents.guard import RECONFIG_FEATURE, DecisionGuard, ResizeBudget
 from hpcgym.agents.policies import JobScoringExtractor, menu_blocks
+from hpcgym.errors import SpecError
 
 
 @pytest.mark.parametrize("env_id", ["hpcgym/Malleable-v0", "hpcgym/Shared-v0"])
@@ -49,6 +51,40 @@ def test_resize_guard_only_narrows_and_masks_jobs_over_budget() -> None:
     assert not out[off + levels : off + 2 * levels].any()
     assert out[off + 2 * levels : off + 3 * levels].all()
     assert out.sum() == mask.sum() - levels - blocks["expand"][2]
+
+
+@pytest.mark.parametrize("budget", [0, 1, 2])
+def test_the_env_resize_budget_gives_the_guards_masks(budget: int) -> None:
+    # Training applies the budget in the env (cheaper than narrowing every mask afterwards);
+    # the guard applies it to the observation. Step by step, the same masks and states.
+    plain = gym.make("hpcgym/Malleable-v0", n_jobs=48)
+    limited = gym.make("hpcgym/Malleable-v0", n_jobs=48, resize_budget=budget)
+    guard = DecisionGuard(menu_blocks(plain), budget)
+    obs, info = plain.reset(seed=5)
+    _, info_l = limited.reset(seed=5)
+    rng = np.random.default_rng(budget)
+    narrowed = steps = 0
+    while True:
+        mask = guard.restrict(info["action_mask"], obs)
+        np.testing.assert_array_equal(info_l["action_mask"], mask)
+        narrowed += int((mask != info["action_mask"]).any())
+        a = int(rng.choice(np.flatnonzero(mask)))
+        obs, _, term, trunc, info = plain.step(a)
+        _, _, term_l, trunc_l, info_l = limited.step(a)
+        steps += 1
+        assert (term, trunc) == (term_l, trunc_l)
+        if term or trunc:
+            break
+    assert term and narrowed > 0 and steps > 100
+    sims = [env.unwrapped.sim for env in (plain, limited)]  # type: ignore[attr-defined]
+    pd.testing.assert_frame_equal(sims[0].result().jobs, sims[1].result().jobs)
+    assert sims[1].result().summary["reconfigurations"] <= 48 * budget
+
+
+def test_resize_budget_is_checked() -> None:
+    for bad in (-1, 1.5, True):
+        with pytest.raises(SpecError, match="resize_budget"):
+            gym.make("hpcgym/Malleable-v0", resize_budget=bad)
 
 
 def test_resize_budget_wrapper_ends_random_episodes_within_the_step_limit() -> None:

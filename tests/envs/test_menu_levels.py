@@ -401,13 +401,13 @@ def test_share_levels_by_hand(worlds: SimpleNamespace) -> None:
     assert sim.jobs[1].size == 1
     # 7 idle: spare0.5 grows by floor(3.5) = 3 tasks.
     d = env._decision
-    assert d.expand[0].tolist() == [4, 8, 8]
+    assert list(d.expand[0]) == [4, 8, 8]
     env.step(labels.index("expand[0]@spare0.5"))
     assert sim.jobs[1].size == 4
     env.step(0)  # reconfigured
     d = env._decision
     # Size 4: cut0.4 releases max(1, floor(1.6)) = 1 task, cut0.75 releases 3.
-    assert d.shrink[0].tolist() == [3, 3, 1]
+    assert list(d.shrink[0]) == [3, 3, 1]
     env.step(labels.index("shrink[0]@cut0.75"))
     assert sim.jobs[1].size == 1
 
