@@ -488,11 +488,13 @@ class EngineCore:
         if job._nodes.size:
             if share != job._share:
                 share = -1.0
+            # Whole-node tasks went on idle nodes, which the job cannot hold: no node repeats.
+            may_repeat = mode != WHOLE
             nodes = np.concatenate((job._nodes, nodes))
             cpu = np.concatenate((job._cpu, cpu))
             if mode > job._mode:
                 mode = job._mode
-            if mode != SHARED and np.unique(nodes).size != nodes.size:
+            if mode != SHARED and may_repeat and np.unique(nodes).size != nodes.size:
                 mode = SHARED
         job._nodes, job._cpu, job._cluster, job._mode, job._share = nodes, cpu, cluster, mode, share
         total = share * nodes.size if share > 0 else float(cpu.sum())
@@ -506,15 +508,25 @@ class EngineCore:
         """Release the tasks of ``job`` not selected by the boolean mask ``keep`` (all if None)."""
         if keep is None:
             self.pool.remove(job._cluster, job._nodes, job._cpu, job.spec.mem, job._mode)
-            nodes, cpu = _EMPTY_INT, _EMPTY_FLOAT
+            self._kept(job, _EMPTY_INT, _EMPTY_FLOAT)
+            return
+        gone = ~keep
+        self.pool.remove(job._cluster, job._nodes[gone], job._cpu[gone], job.spec.mem, job._mode)
+        self._kept(job, job._nodes[keep], job._cpu[keep])
+
+    def _drop_last(self, job: Job, n_drop: int) -> None:
+        """Release the last ``n_drop`` tasks of ``job`` (``_drop`` without a mask)."""
+        k = job._nodes.size - n_drop
+        self.pool.remove(job._cluster, job._nodes[k:], job._cpu[k:], job.spec.mem, job._mode)
+        # Copies: the job's arrays never share memory with released ones.
+        self._kept(job, job._nodes[:k].copy(), job._cpu[:k].copy())
+
+    def _kept(self, job: Job, nodes: np.ndarray, cpu: np.ndarray) -> None:
+        """Make ``(nodes, cpu)``, what ``job`` keeps of its tasks, its allocation."""
+        if not nodes.size:
             total = 0.0
         else:
-            gone = ~keep
-            self.pool.remove(
-                job._cluster, job._nodes[gone], job._cpu[gone], job.spec.mem, job._mode
-            )
-            nodes, cpu = job._nodes[keep], job._cpu[keep]
-            if job._share < 0 and cpu.size:
+            if job._share < 0:
                 job._share = uniform_share(cpu)
             total = job._share * cpu.size if job._share > 0 else float(cpu.sum())
         job._nodes, job._cpu = nodes, cpu

@@ -220,9 +220,13 @@ class Simulator(EngineCore):
         if k < n:
             if nodes is not None:
                 raise CommandError(f"job {job_id}: a shrink takes `release`, not `nodes`")
-            keep = self._keep_mask(job, n - k, release)
-            self._settle(job)
-            self._drop(job, keep)
+            if release is None:  # the last tasks
+                self._settle(job)
+                self._drop_last(job, n - k)
+            else:
+                keep = self._keep_mask(job, n - k, release)
+                self._settle(job)
+                self._drop(job, keep)
         else:
             if release is not None:
                 raise CommandError(f"job {job_id}: an expansion takes `nodes`, not `release`")
