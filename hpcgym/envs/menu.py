@@ -153,6 +153,10 @@ class ActionMenu:
             for size, k in self._starts
         ]
         self._ebf = any(size == "ebf" for size, _ in self._starts)
+        self._row_cache = not self._ebf and all(k is None for _, k in self._starts)
+        """Whether a row's start sizes depend on the row and the best room only (see decide)."""
+        self._levels: dict[tuple[int, int], list[int]] = {}
+        self._cached_ledger: JobLedger | None = None
         """Whether a start level needs the EASY backfill sizes (computed once per decision)."""
         self._masks: dict[bytes, np.ndarray] = {}
         """Masks of the fast path by their start flags."""
@@ -245,9 +249,24 @@ class ActionMenu:
             qlist = queued[: self._q]
             room = cap.max_idle()
             free = cap.free
-            ebf: Iterable[int] = self._ebf_sizes(ledger, qlist) if self._ebf else repeat(0)
-            pairs = zip(qlist, ebf, strict=False)
-            start = [self._levels_at(ledger, r, room, free, e) for r, e in pairs]
+            if self._row_cache:
+                # Each row's levels depend on the row and the room only: cached per episode.
+                if self._cached_ledger is not ledger:
+                    self._cached_ledger = ledger
+                    self._levels.clear()
+                levels = self._levels
+                start = []
+                for r in qlist:
+                    sizes = levels.get((r, room))
+                    if sizes is None:
+                        if len(levels) > 65536:
+                            levels.clear()
+                        sizes = levels[r, room] = self._levels_at(ledger, r, room, free, 0)
+                    start.append(sizes)
+            else:
+                ebf: Iterable[int] = self._ebf_sizes(ledger, qlist) if self._ebf else repeat(0)
+                pairs = zip(qlist, ebf, strict=False)
+                start = [self._levels_at(ledger, r, room, free, e) for r, e in pairs]
             flat = [x > 0 for sizes in start for x in sizes]
             fits = [sizes[0] > 0 for sizes in start]
             any_start = True in flat
@@ -329,14 +348,17 @@ class ActionMenu:
             )
             if legal:
                 # Flags straight from the target lists: one bytes buffer per block.
+                # The template's entries are 0: write a block only when some entry is legal.
                 off = self._shrink_offset
                 if off >= 0:
                     flat = bytes([x > 0 for row in shrink for x in row])
-                    mask[off : off + len(flat)] = np.frombuffer(flat, dtype=np.int8)
+                    if 1 in flat:
+                        mask[off : off + len(flat)] = np.frombuffer(flat, dtype=np.int8)
                 off = self._expand_offset
                 if off >= 0:
                     flat = bytes([x > 0 for row in expand for x in row])
-                    mask[off : off + len(flat)] = np.frombuffer(flat, dtype=np.int8)
+                    if 1 in flat:
+                        mask[off : off + len(flat)] = np.frombuffer(flat, dtype=np.int8)
                 self._put(mask, "grant", grant)
                 choice = True
         if cfg.suspend:

@@ -16,6 +16,8 @@ from hpcgym.sim.job import JobState
 
 _RUNNING = JobState.RUNNING
 _MALLEABLE = 2
+_NO_GRANTS = np.zeros(0, dtype=bool)
+_NO_GRANTS.flags.writeable = False
 
 
 def accepted_floor(rule: int, multiple: int, lo: int, hi: int, x: int) -> int:
@@ -189,7 +191,7 @@ def running_targets(
     ``levels_key(cfg)``, computed here when not given.
     """
     n_s, n_e = len(cfg.shrink_levels), len(cfg.expand_levels)
-    grant = np.zeros(len(rows) if cfg.grant else 0, dtype=bool)
+    grant = np.zeros(len(rows), dtype=bool) if cfg.grant else _NO_GRANTS
     legal = False
     if not (n_s or n_e or cfg.grant):
         return [[]] * len(rows), [[]] * len(rows), grant, legal
