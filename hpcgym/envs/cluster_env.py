@@ -261,7 +261,7 @@ class ClusterEnv(gym.Env[Any, np.int64]):
         assert sim is not None
         menu, ledger, cap, advance = self.menu, self.ledger, self.capacity, self.cmd.advance
         skip = self.config.skip_trivial
-        if skip:
+        if skip and menu.answers_choice:
             has_choice = menu.has_choice
             while not sim.done and has_choice(ledger, cap) is False:
                 advance()

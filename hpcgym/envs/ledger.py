@@ -57,6 +57,8 @@ class JobLedger:
     def __init__(self, sim: EngineCore, table: JobTable) -> None:
         self.sim = sim
         self.jobs: list[Job] = list(sim.jobs.values())
+        self._efficiency: dict[tuple[int, int], float] = {}
+        """Parallel efficiency at a size other than the requested one, by (row, size)."""
         self.row_of = {job.spec.id: i for i, job in enumerate(self.jobs)}
         self.n = n = len(self.jobs)
         self.table = table
@@ -217,13 +219,21 @@ class JobLedger:
         now = sim.now
         eta = now + max(self._estimate[r] - done, 0.0) / rate if rate > 0 else NEVER
         self.eta_end[r] = eta
+        if n == spec.nodes:
+            eff = 1.0
+        elif not n:
+            eff = 0.0
+        else:
+            eff = self._efficiency.get((r, n), -1.0)
+            if eff < 0:
+                eff = self._efficiency[r, n] = min(1.0, spec.rate(n) * spec.nodes / n)
         values = (
             n,
             job.yield_,
             rate,
             self.t_start[r],
             eta,
-            1.0 if n == spec.nodes else min(1.0, spec.rate(n) * spec.nodes / n) if n else 0.0,
+            eff,
             job.reconfigurations,
             job.request,
             1.0 if state is _RECONFIGURING else 0.0,

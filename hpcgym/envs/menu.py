@@ -133,6 +133,8 @@ class ActionMenu:
         )
         self._starts_only = self._fast and not self._running_blocks and not cfg.suspend
         """The menu is advance and "start at the requested size" only."""
+        self.answers_choice = self._starts_only
+        """Whether :meth:`has_choice` can answer without :meth:`decide` (else always ``None``)."""
         self._q = q
         self._starts = [start_level(level) for level in cfg.start_levels]
         """Size name and cluster (``None``: the first that fits) of each start level."""

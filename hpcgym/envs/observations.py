@@ -134,11 +134,9 @@ class DictObservation:
         out = self.run_feat.take(rows + self._pad_r[: slots - k], axis=0)
         if k:
             t_start, eta_end = self.ledger.t_start, self.ledger.eta_end
-            # Elapsed and remaining time, written as one (2, k) block.
-            out[:k, 5:7].T[...] = (
-                [(x := now - t_start[r]) / (x + HOUR) for r in rows],
-                [y / (y + HOUR) if (y := eta_end[r] - now) > 0 else 0.0 for r in rows],
-            )
+            # Elapsed and remaining time, a column each.
+            out[:k, 5] = [(x := now - t_start[r]) / (x + HOUR) for r in rows]
+            out[:k, 6] = [y / (y + HOUR) if (y := eta_end[r] - now) > 0 else 0.0 for r in rows]
         return out
 
     def encode(self, d: Decision, now: float, free: list[int], next_submit: float) -> Any:
