@@ -20,6 +20,17 @@ from hpcgym.errors import SpecError
         ("mebf", "hpcgym/Rigid-v0", {"n_jobs": 60}),
         ("evolving-2X", "hpcgym/Evolving-v0", {"queue_slots": 32, "running_slots": 32}),
         ("koala-static", "hpcgym/MultiCluster-v0", {}),
+        ("koala-pwa-egs", "hpcgym/MultiCluster-v0", {"queue_slots": 128, "running_slots": 128}),
+        (
+            "sd-policy",
+            "hpcgym/Malleable-v0",
+            {"n_jobs": 300, "queue_slots": 128, "running_slots": 128},
+        ),
+        (
+            "mebf-spare",
+            "hpcgym/Malleable-v0",
+            {"n_jobs": 300, "queue_slots": 300, "running_slots": 128},
+        ),
     ],
 )
 def test_a_baseline_on_the_env_equals_it_on_the_engine(
