@@ -12,17 +12,20 @@ shadow. Every command it issues there is recorded with its outcome (the job, its
 command, the CPU share, whether it chose nodes or a cluster itself). Then, one per env step, each
 recorded command becomes the menu entry that performs exactly it, read from the env's current
 decision (``start[q]@level`` whose target is the size the job got, ``shrink``/``expand`` whose
-target is the new size, ``grant``, ``suspend``, ``resume``, ``coschedule`` at the share's level),
-and finally *advance*. Both engines receive the same commands in the same order, so they stay
-identical; with ``check=True`` (default) this is verified at every decision point (queue, running
-sizes and node usage), so a bug cannot pass silently.
+target is the new size, ``grant``, ``suspend``, ``resume``, ``coschedule`` at the share's level
+when the env's ``coschedule_placement`` gives the job's nodes, ``lend`` and ``reclaim`` for the
+two forms of ``set_shares`` the menu has), and finally *advance*. Both engines receive the same
+commands in the same order, so they stay identical; with ``check=True`` (default) this is
+verified at every decision point (queue, running sizes and node usage), so a bug cannot pass
+silently.
 
 **Not expressible.** A command has no menu entry when its job is outside the queue, running or
 suspended window, its size is not the target of any level, it places tasks itself (explicit
-``nodes``, a cluster other than the first that fits unless a ``"<size>@<k>"`` start level of
-that cluster has its size, a shrink's ``release``), or it is not in the
-menu at all (``migrate``, ``set_shares``, ``set_walltime``, ``reject``); also when the scheduler
-acts at a decision point the env skipped because only *advance* was legal there
+``nodes`` that no ``coschedule_placement`` gives, a cluster other than the first that fits
+unless a ``"<size>@<k>"`` start level of that cluster has its size, a shrink's ``release``), or
+it is not in the menu at all (``migrate``, ``set_walltime``, ``reject``, a ``set_shares`` that
+is neither a lend nor a reclaim); also when the scheduler acts at a decision point the env
+skipped because only *advance* was legal there
 (``skip_trivial``), and when the scheduler's :meth:`~BaseScheduler.setting` asks for another
 world than the env's (DFRS's penalised jobs and period). With ``strict=True`` (default) the
 adapter raises :class:`NotExpressible` naming the command and the reason. With ``strict=False``
