@@ -155,11 +155,11 @@ class ActionMenu:
             for size, k in self._starts
         ]
         self._ebf = any(size == "ebf" for size, _ in self._starts)
+        """Whether a start level needs the EASY backfill sizes (computed once per decision)."""
         self._row_cache = not self._ebf and all(k is None for _, k in self._starts)
         """Whether a row's start sizes depend on the row and the best room only (see decide)."""
         self._levels: dict[tuple[int, int], list[int]] = {}
         self._cached_ledger: JobLedger | None = None
-        """Whether a start level needs the EASY backfill sizes (computed once per decision)."""
         self._masks: dict[bytes, np.ndarray] = {}
         """Masks of the fast path by their start flags."""
         self._decode = [
@@ -351,16 +351,11 @@ class ActionMenu:
             if legal:
                 # Flags straight from the target lists: one bytes buffer per block.
                 # The template's entries are 0: write a block only when some entry is legal.
-                off = self._shrink_offset
-                if off >= 0:
-                    flat = bytes([x > 0 for row in shrink for x in row])
-                    if 1 in flat:
-                        mask[off : off + len(flat)] = np.frombuffer(flat, dtype=np.int8)
-                off = self._expand_offset
-                if off >= 0:
-                    flat = bytes([x > 0 for row in expand for x in row])
-                    if 1 in flat:
-                        mask[off : off + len(flat)] = np.frombuffer(flat, dtype=np.int8)
+                for off, targets in ((self._shrink_offset, shrink), (self._expand_offset, expand)):
+                    if off >= 0:
+                        flat = bytes([x > 0 for row in targets for x in row])
+                        if 1 in flat:
+                            mask[off : off + len(flat)] = np.frombuffer(flat, dtype=np.int8)
                 self._put(mask, "grant", grant)
                 choice = True
         if cfg.suspend:
@@ -379,15 +374,11 @@ class ActionMenu:
                 choice = choice or bool(resume.any())
         lend = reclaim = _NONE_B
         if self._shares:
-            lend, reclaim = share_flags(ledger, rlist)
-            if "lend" in self.blocks:
-                self._put(mask, "lend", np.repeat(lend, len(cfg.lend_levels)))
-            else:
-                lend = _NONE_B
-            if "reclaim" in self.blocks:
-                self._put(mask, "reclaim", reclaim)
-            else:
-                reclaim = _NONE_B
+            can_lend, can_reclaim = share_flags(ledger, rlist)
+            lend = can_lend if cfg.lend_levels else _NONE_B
+            reclaim = can_reclaim if cfg.reclaim else _NONE_B
+            self._put(mask, "lend", np.repeat(lend, len(cfg.lend_levels)))
+            self._put(mask, "reclaim", reclaim)
             choice = choice or bool(lend.any()) or bool(reclaim.any())
         return Decision(
             qlist,
