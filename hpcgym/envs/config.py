@@ -121,7 +121,8 @@ class EnvConfig:
     """Everything a :class:`~hpcgym.envs.ClusterEnv` is built from (presets are kwargs of this).
 
     Attributes:
-        workload: Name of a workload set (``hpcgym.workloads.names()``).
+        workload: Name of a workload set (``hpcgym.workloads.names()``), or the path of an SWF
+            file.
         workload_options: Options of the set (see its ``options``).
         workload_seed: Seed of the set in ``"window"`` mode (the trace the windows come from).
         episode: ``"window"``: each episode is a contiguous window of ``n_jobs`` jobs at a random

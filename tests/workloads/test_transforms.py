@@ -10,8 +10,8 @@ from hpcgym.workloads.stats import describe, format_stats, offered_load
 
 
 @pytest.fixture(scope="module")
-def hpc2n(shared_dir):
-    return read_workload(shared_dir / "hpc2n.swf", procs_per_node=2)
+def hpc2n(traces_dir):
+    return read_workload(traces_dir / "hpc2n.swf.gz", procs_per_node=2)
 
 
 def test_first_and_window(hpc2n):
