@@ -20,12 +20,12 @@ from hpcgym.baselines.adapter import BaselinePolicy, NotExpressible, as_env_poli
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.classic import FCFS, SJF, ConservativeBackfill, EasyBackfill
 from hpcgym.baselines.dfrs import DFRSScheduler
-from hpcgym.baselines.evolving_online import EvolvingListScheduler, evolving_factories
-from hpcgym.baselines.koala import KOALA_PRESETS, Koala
-from hpcgym.baselines.mebf import MEBF, MEBFConfig
+from hpcgym.baselines.evolving.online import EvolvingListScheduler, evolving_factories
+from hpcgym.baselines.koala.scheduler import KOALA_PRESETS, Koala
+from hpcgym.baselines.mebf.scheduler import MEBF, MEBFConfig
 from hpcgym.baselines.profile import Profile, shadow
 from hpcgym.baselines.registry import make, names, register
-from hpcgym.baselines.sdpolicy import SD_PRESETS, SDPolicy
+from hpcgym.baselines.sdpolicy.scheduler import SD_PRESETS, SDPolicy
 
 register("fcfs", FCFS)
 register("sjf", SJF)
