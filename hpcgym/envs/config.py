@@ -35,6 +35,8 @@ menus grow with the platform; they exist so that any scheduler's sizes and place
 entries (``hpcgym.baselines.adapter``), e.g. KOALA's grows and shrinks."""
 QUEUE_ORDERS = ("fcfs", "fits_first", "sjf")
 EPISODE_MODES = ("window", "seeded")
+SPLIT_NAMES = ("train", "validation", "test")
+"""The episode splits (``hpcgym.workloads.splits``): disjoint, in this time order."""
 PLACEMENTS = ("first", "packed")
 """Where a co-scheduled job's tasks go: the lowest-numbered nodes with room (``first``), or the
 nodes with the least CPU left that still have room, then the lowest-numbered (``packed``: onto
@@ -133,6 +135,12 @@ class EnvConfig:
         window_starts: In ``"window"`` mode, the job indices an episode's window may start at
             (drawn uniformly from this list; ``None``: any start). Use disjoint lists for
             training and evaluation windows. A ``start`` reset option overrides it.
+        split: ``None`` (episodes from the whole workload), or ``"train"``, ``"validation"`` or
+            ``"test"``: in ``"window"`` mode every window lies inside that split of the trace's
+            submission-time span (70% / 10% / 20%, ``hpcgym.workloads.splits``), so the splits'
+            episodes share no job; in ``"seeded"`` mode the set seeds are drawn from that
+            split's share of ``[0, n_seeds)``. ``window_starts`` and a ``start`` reset option
+            must then lie inside the split.
         platform: Nodes per cluster; ``None`` takes the workload's platform.
         cores: Cores per node (informative) when ``platform`` is given.
         queue_slots: Queued jobs visible and actionable (the queue window).
@@ -177,6 +185,7 @@ class EnvConfig:
     n_jobs: int | None = 256
     n_seeds: int = 1000
     window_starts: tuple[int, ...] | None = None
+    split: str | None = None
     platform: tuple[int, ...] | None = None
     cores: int = 1
     queue_slots: int = 32
@@ -216,6 +225,8 @@ class EnvConfig:
             object.__setattr__(self, name, tuple(getattr(self, name)))
         self._check_choice("episode", self.episode, EPISODE_MODES)
         self._check_choice("queue_order", self.queue_order, QUEUE_ORDERS)
+        if self.split is not None:
+            self._check_choice("split", self.split, SPLIT_NAMES)
         for lvl in self.start_levels:
             size, at, where = lvl.partition("@")
             cluster = None
