@@ -103,7 +103,7 @@ def test_a_run_folder_is_never_replaced_silently(
     cfg = tiny(tmp_path / "run", timesteps=128)
     first = train(cfg)
     saved = first.agent.read_bytes()
-    with pytest.raises(SpecError, match="--resume continues it.*--overwrite replaces it"):
+    with pytest.raises(SpecError, match=r"--resume continues it.*--overwrite replaces it"):
         train(dataclasses.replace(cfg, seed=4))
     with pytest.raises(SpecError, match="finished agent: nothing to resume"):
         train(dataclasses.replace(cfg, resume=True))

@@ -71,7 +71,7 @@ def test_a_crafted_pickle_is_not_run_by_the_default_loaders(
 ) -> None:
     marker = tmp_path / "pwned"
     path = crafted_zip(tmp_path, marker)
-    with pytest.raises(SpecError, match="saved with pickle.*--trust-pickle"):
+    with pytest.raises(SpecError, match=r"saved with pickle.*--trust-pickle"):
         load_agent(path)
     assert policy_kind(str(tmp_path)) == "agent"
     with pytest.raises(SpecError, match="--trust-pickle"):
@@ -122,11 +122,11 @@ def test_a_card_cannot_name_a_class_to_import(trained: object, tmp_path: Path) -
     save_agent(trained, card, tmp_path / "agent")
     raw = json.loads((tmp_path / "agent.json").read_text())
     (tmp_path / "agent.json").write_text(json.dumps({**raw, "policy": "os.system"}))
-    with pytest.raises(SpecError, match="unknown policy class 'os.system'"):
+    with pytest.raises(SpecError, match=r"unknown policy class 'os\.system'"):
         load_agent(tmp_path)
     raw["policy_kwargs"]["activation_fn"] = {"torch": "os.system"}
     (tmp_path / "agent.json").write_text(json.dumps(raw))
-    with pytest.raises(SpecError, match="not a torch.nn/optim class"):
+    with pytest.raises(SpecError, match=r"not a torch\.nn/optim class"):
         load_agent(tmp_path)
 
 
@@ -136,7 +136,7 @@ def test_a_card_whose_spaces_no_longer_match_is_refused(trained: object, tmp_pat
     raw = json.loads((tmp_path / "agent.json").read_text())
     raw["action_space"]["n"] += 1
     (tmp_path / "agent.json").write_text(json.dumps(raw))
-    with pytest.raises(SpecError, match="agent's action space .* is not the one of"):
+    with pytest.raises(SpecError, match=r"agent's action space .* is not the one of"):
         load_agent(tmp_path)
 
 
