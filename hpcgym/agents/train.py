@@ -451,14 +451,23 @@ def run(args: argparse.Namespace) -> int:
         pretrain_episodes=args.pretrain_episodes,
         pretrain_epochs=args.pretrain_epochs,
     )
-    r = train(cfg, announce=print)
+    try:
+        r = train(cfg, announce=print)
+    except KeyboardInterrupt:
+        saved = "no checkpoint yet" if cfg.checkpoint_every <= 0 else "checkpoints are kept"
+        print(
+            f"hpcgym: interrupted ({saved}); the same command with --resume continues the run "
+            f"in {cfg.run_dir()}",
+            file=sys.stderr,
+        )
+        return 130
     print(
         f"{cfg.algo} on {cfg.env_id} (seed {cfg.seed}): {r.timesteps} steps, {r.episodes} "
         f"episodes in {r.seconds:.1f} s (env {r.env_seconds:.1f} s, learner "
         f"{r.learner_seconds:.1f} s; CPU {r.cpu_seconds:.1f} s, env "
         f"{r.env_cpu_seconds / max(r.cpu_seconds, 1e-9):.0%})"
     )
-    print(f"agent: {r.agent}  (evaluate: hpcgym evaluate --env {cfg.env_id} --policy {r.agent})")
+    print(f"agent: {r.agent}  (evaluate: hpcgym evaluate --env {cfg.env_id} --policy {r.run_dir})")
     print(f"run folder: {r.run_dir.resolve()}")
     return 0
 

@@ -199,3 +199,17 @@ def test_tensorboard_logs_are_written_where_asked(tmp_path: Path) -> None:
     events = list(board.rglob("events.out.tfevents.*"))
     assert events and all(e.stat().st_size > 0 for e in events)
     assert not (tmp_path / "r" / "tb").exists()
+
+
+def test_ctrl_c_in_the_train_command_says_how_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    crash_at(monkeypatch, 200, KeyboardInterrupt)
+    argv = ["train", "--env", "hpcgym/Malleable-v0", "--timesteps", "512", "--out", str(tmp_path)]
+    argv += ["--env-kwargs", '{"n_jobs": 16}', "--hp", "n_steps=64", "--hp", "batch_size=64"]
+    argv += ["--checkpoint-every", "128", "--tensorboard", ""]
+    assert main(argv) == 130
+    assert "the same command with --resume continues" in capsys.readouterr().err
+    monkeypatch.undo()
+    assert main([*argv, "--resume"]) == 0
+    assert "from the checkpoint at 128" in capsys.readouterr().out
