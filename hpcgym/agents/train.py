@@ -331,8 +331,12 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
     from hpcgym.agents.checkpoint import Checkpointer, resumable, resume
     from hpcgym.agents.progress import ProgressBar, planned_timesteps
 
-    state = _prepare_run_dir(cfg)
-    model, venv, hp, card = build(cfg)
+    model, venv, hp, card = build(cfg)  # first: a configuration error changes no file
+    try:
+        state = _prepare_run_dir(cfg)
+    except SpecError:
+        venv.close()
+        raise
     run_dir = cfg.run_dir()
     config = {
         "env_id": cfg.env_id,

@@ -213,3 +213,12 @@ def test_ctrl_c_in_the_train_command_says_how_to_resume(
     monkeypatch.undo()
     assert main([*argv, "--resume"]) == 0
     assert "from the checkpoint at 128" in capsys.readouterr().out
+
+
+def test_overwrite_with_a_bad_configuration_keeps_the_old_run(tmp_path: Path) -> None:
+    cfg = tiny(tmp_path / "run", timesteps=128)
+    saved = train(cfg).agent.read_bytes()
+    bad = dataclasses.replace(cfg, overrides={**TINY_HP, "no_such_key": 1}, overwrite=True)
+    with pytest.raises(SpecError, match="no_such_key"):
+        train(bad)
+    assert (tmp_path / "run" / "agent.safetensors").read_bytes() == saved
