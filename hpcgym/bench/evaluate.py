@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from hpcgym.bench.episode import run_episode
-from hpcgym.bench.policies import policy_kind, policy_label
+from hpcgym.bench.policies import policy_kind, policy_label, trust_pickled
 
 HEADLINE = ("mean_bsld", "max_bsld", "mean_wait", "utilization", "makespan", "reconfigurations")
 """Metrics shown in terminal tables and leaderboards (all of ``summary`` is in the CSV)."""
@@ -70,6 +70,9 @@ def format_table(table: pd.DataFrame) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """The ``evaluate`` command."""
+    if args.trust_pickle:
+        for name in args.policy or []:
+            trust_pickled(name)
     seeds = list(range(args.seed, args.seed + args.episodes))
     env_kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
     if args.n_jobs is not None:
@@ -108,4 +111,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--n-jobs", type=int, default=None, help="jobs per episode (preset default)")
     p.add_argument("--env-kwargs", default=None, help="JSON object of preset overrides")
     p.add_argument("--out", default=None, help="write the per-episode table to this CSV")
+    p.add_argument(
+        "--trust-pickle",
+        action="store_true",
+        help="also load agents saved as SB3 .zip files, which run code they contain: only for "
+        "files you trust (hpcgym train saves .safetensors weights plus a JSON card)",
+    )
     p.set_defaults(func=run)
