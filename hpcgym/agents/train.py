@@ -106,6 +106,10 @@ class TrainConfig:
     """Clone this expert first (``hpcgym.agents.imitation.expert_names``); MaskablePPO only."""
     pretrain_episodes: int = 20
     pretrain_epochs: int = 10
+    eval_every: int = 0
+    """Steps between validation runs on the validation split (0: none); see ``validation``."""
+    eval_episodes: int = 8
+    """Episodes per validation run."""
 
     def __post_init__(self) -> None:
         if self.timesteps is not None and self.timesteps <= 0:
@@ -115,6 +119,11 @@ class TrainConfig:
         if self.checkpoint_every < 0:
             raise SpecError(
                 f"checkpoint_every must be 0 (none) or positive, not {self.checkpoint_every}"
+            )
+        if self.eval_every < 0 or self.eval_episodes < 1:
+            raise SpecError(
+                f"eval_every must be >= 0 and eval_episodes >= 1, got {self.eval_every} and "
+                f"{self.eval_episodes}"
             )
         if self.resume and self.overwrite:
             raise SpecError("resume continues a run and overwrite replaces it: choose one")
@@ -166,7 +175,8 @@ def resolve_hyperparams(cfg: TrainConfig) -> dict[str, Any]:
         hp["n_envs"] = cfg.n_envs
     if cfg.policy is not None:
         hp["policy"] = cfg.policy
-    hp["env_kwargs"] = {**dict(hp.get("env_kwargs") or {}), **cfg.env_kwargs}
+    # Training sees only the train split of the preset's workload unless told otherwise.
+    hp["env_kwargs"] = {"split": "train", **dict(hp.get("env_kwargs") or {}), **cfg.env_kwargs}
     if int(hp.get("n_timesteps", 0)) <= 0:
         raise SpecError(f"n_timesteps must be positive, got {hp.get('n_timesteps')}")
     if int(hp.get("n_envs", 1)) <= 0:
@@ -281,6 +291,10 @@ RUN_FILES = (
     "episodes.csv",
     "hyperparams.json",
     "timing.json",
+    "validation.csv",
+    "learning_curve.png",
+    "best.safetensors",
+    "best.json",
 )
 """Files of a run folder that ``overwrite`` replaces (with ``checkpoints/`` and ``tb/``)."""
 
@@ -373,6 +387,20 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
     if cfg.checkpoint_every > 0:
         checkpoints = Checkpointer(cfg.checkpoint_every, card, run_dir, config)
         callbacks.append(checkpoints)
+    if cfg.eval_every > 0:
+        from hpcgym.agents.validation import ValidationCallback
+
+        callbacks.append(
+            ValidationCallback(
+                cfg.env_id,
+                hp["env_kwargs"],
+                cfg.eval_every,
+                cfg.eval_episodes,
+                run_dir,
+                card,
+                resume_at=resumed_from,
+            )
+        )
     bar = None
     if cfg.progress and sys.stdout.isatty():
         bar = ProgressBar(planned, f"{cfg.algo} {cfg.env_id}")
@@ -454,6 +482,8 @@ def run(args: argparse.Namespace) -> int:
         pretrain=args.pretrain,
         pretrain_episodes=args.pretrain_episodes,
         pretrain_epochs=args.pretrain_epochs,
+        eval_every=args.eval_every,
+        eval_episodes=args.eval_episodes,
     )
     try:
         r = train(cfg, announce=print)
@@ -548,4 +578,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--pretrain-episodes", type=int, default=20, help="demonstration episodes")
     p.add_argument("--pretrain-epochs", type=int, default=10, help="cloning epochs")
+    p.add_argument(
+        "--eval-every",
+        type=int,
+        default=10_000,
+        metavar="STEPS",
+        help="evaluate on the validation split every STEPS steps, keeping the best agent as "
+        "best.* and the curve in validation.csv / learning_curve.png (0: never)",
+    )
+    p.add_argument(
+        "--eval-episodes", type=int, default=8, help="validation episodes per evaluation"
+    )
     p.set_defaults(func=run)

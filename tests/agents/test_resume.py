@@ -222,3 +222,53 @@ def test_overwrite_with_a_bad_configuration_keeps_the_old_run(tmp_path: Path) ->
     with pytest.raises(SpecError, match="no_such_key"):
         train(bad)
     assert (tmp_path / "run" / "agent.safetensors").read_bytes() == saved
+
+
+def test_validation_keeps_a_curve_and_the_best_agent_without_changing_training(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hpcgym.agents import validation
+
+    rigid = {"env_id": "hpcgym/Rigid-v0"}  # its greedy episodes finish even untrained
+    plain = train(tiny(tmp_path / "plain", **rigid))
+    checked = train(tiny(tmp_path / "checked", eval_every=128, eval_episodes=2, **rigid))
+    # Validation changes nothing in training (same final weights, bit for bit).
+    a, b = weights(plain.agent), weights(checked.agent)
+    assert all(bool((a[k] == b[k]).all()) for k in a)
+    rows = pd.read_csv(checked.run_dir / "validation.csv")
+    assert list(rows["timesteps"]) == [128, 256, 384, 512]
+    assert (rows["episodes"] == 2).all() and rows["best"].iloc[0] == 1
+    best_row = rows[rows["best"] == 1].iloc[-1]
+    assert best_row["mean_objective"] == rows["mean_objective"][rows["truncated"] == 0].min()
+    _, card = load_agent(checked.run_dir / "best")
+    assert card.timesteps == best_row["timesteps"]
+    assert (checked.run_dir / "learning_curve.png").stat().st_size > 1000
+    # The validation env plays the validation split, training the train split.
+    assert card.env_kwargs["split"] == "train"
+    seen: list[str] = []
+    original = validation.ValidationCallback.objectives
+
+    def spy(self: validation.ValidationCallback) -> object:
+        seen.append(self.env_kwargs["split"])
+        return original(self)
+
+    monkeypatch.setattr(validation.ValidationCallback, "objectives", spy)
+    train(tiny(tmp_path / "spied", eval_every=512, eval_episodes=2))
+    assert seen == ["validation"]
+
+
+def test_validation_rows_after_a_checkpoint_are_replayed_on_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kw = {"env_id": "hpcgym/Rigid-v0", "eval_every": 128, "eval_episodes": 2}
+    whole = train(tiny(tmp_path / "whole", **kw))
+    cut = tiny(tmp_path / "cut", checkpoint_every=256, **kw)
+    with monkeypatch.context() as m:
+        crash_at(m, 300, KeyboardInterrupt)
+        with pytest.raises(KeyboardInterrupt):
+            train(cut)
+    train(dataclasses.replace(cut, resume=True))
+    pd.testing.assert_frame_equal(
+        pd.read_csv(whole.run_dir / "validation.csv"),
+        pd.read_csv(tmp_path / "cut" / "validation.csv"),
+    )
