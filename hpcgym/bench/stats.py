@@ -134,19 +134,5 @@ def paired_win_rate(
     if x.size < 2:
         raise ValueError("a paired win rate needs at least 2 episodes")
     wins = (x < y) + 0.5 * (x == y)
-
-    def rate(w: np.ndarray, axis: int = -1) -> np.ndarray:
-        return np.asarray(np.mean(w, axis=axis))
-
-    value = float(wins.mean())
-    res = stats.bootstrap(
-        (wins,),
-        rate,
-        n_resamples=resamples,
-        confidence_level=confidence,
-        method="percentile",
-        vectorized=True,
-        rng=np.random.default_rng(seed),
-    )
-    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    return Estimate(value, min(low, value), max(high, value), int(x.size))
+    # The mean of the win indicators, resampled by episode: both scores of an episode together.
+    return interval(wins, "mean", confidence, seed, resamples)
