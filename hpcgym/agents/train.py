@@ -485,6 +485,8 @@ def run(args: argparse.Namespace) -> int:
         eval_every=args.eval_every,
         eval_episodes=args.eval_episodes,
     )
+    if args.seeds is not None:
+        return _run_sweep(cfg, args)
     try:
         r = train(cfg, announce=print)
     except KeyboardInterrupt:
@@ -503,6 +505,27 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"agent: {r.agent}  (evaluate: hpcgym evaluate --env {cfg.env_id} --policy {r.run_dir})")
     print(f"run folder: {r.run_dir.resolve()}")
+    return 0
+
+
+def _run_sweep(cfg: TrainConfig, args: argparse.Namespace) -> int:
+    from hpcgym.agents.sweep import parse_seeds, sweep
+
+    seeds = parse_seeds(args.seeds)
+    where = args.executor + (f" at {args.ray_address}" if args.ray_address else "")
+    print(
+        f"training {cfg.algo} on {cfg.env_id} for seeds {seeds} ({where}, {args.workers} workers)"
+    )
+    try:
+        runs = sweep(cfg, seeds, args.executor, args.workers, args.ray_address)
+    except KeyboardInterrupt:
+        print("hpcgym: interrupted; the same command with --resume continues", file=sys.stderr)
+        return 130
+    for r in runs:
+        print(
+            f"seed {r.seed}: {r.timesteps} steps, {r.episodes} episodes, {r.seconds:.1f} s  "
+            f"{r.run_dir}"
+        )
     return 0
 
 
@@ -526,7 +549,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--env", default="hpcgym/Rigid-v0", help="registered env id")
     p.add_argument("--algo", choices=ALGORITHMS, default="maskable_ppo")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="the training seed (envs get seed + i)")
+    p.add_argument(
+        "--seeds",
+        default=None,
+        metavar="LIST",
+        help="train one agent per seed, e.g. --seeds 0-4 (folders <out>/s<seed>)",
+    )
+    p.add_argument(
+        "--executor",
+        choices=("serial", "process", "ray"),
+        default="process",
+        help="where a --seeds sweep runs: here one by one, local processes, or Ray",
+    )
+    p.add_argument("--workers", type=int, default=2, help="parallel runs of a --seeds sweep")
+    p.add_argument(
+        "--ray-address",
+        default=None,
+        help="attach a --seeds sweep to this running Ray cluster (else $RAY_ADDRESS)",
+    )
     p.add_argument("--timesteps", type=int, default=None, help="override n_timesteps")
     p.add_argument("--n-envs", type=int, default=None, help="override n_envs")
     p.add_argument("--policy", default=None, help="JobScoringPolicy, MultiInputPolicy, MlpPolicy")
