@@ -7,9 +7,9 @@ this module gives:
 - **Its job list** (:func:`rlscheduler_jobs`): every record with a positive run time (a negative
   one counts as 10 s, a zero one drops the record), sorted by job number; the size is the larger
   of allocated and requested processors, in nodes of ``MaxProcs / MaxNodes`` processors rounded
-  up; the runtime estimate is the requested time, or the run time when the trace has none. No
-  status filter. Submit times stay on the trace's own clock (not re-based to 0), because the F1
-  score reads the absolute submit time.
+  up; the runtime estimate is the requested time (a request of 0 s becomes 0.1 s), or the run
+  time when the trace has none. No status filter. Submit times stay on the trace's own clock
+  (not re-based to 0), because the F1 score reads the absolute submit time.
 - **Its starts** (:func:`rlscheduler_starts`): one generator seeded the way the 2019 OpenAI Gym
   ``seeding.np_random`` seeded a legacy ``numpy.random.RandomState`` (the low 8 bytes of the
   SHA-512 of the seed's decimal text, as little-endian 32-bit words), then one
@@ -46,6 +46,9 @@ EVAL_SEED = 1
 
 TRAIN_LENGTH = 256
 """Jobs per training sequence in RLScheduler."""
+
+MIN_REQUEST = 0.1
+"""Seconds: the walltime given to a record whose requested time is 0."""
 
 
 def gym_legacy_rng(seed: int) -> np.random.RandomState:
@@ -149,8 +152,10 @@ def rlscheduler_jobs(trace: SwfTrace, name: str = "") -> RLSchedTrace:
                 submit=float(r[COL["submit_time"]]),
                 work=float(t),
                 nodes=size,
-                # RLScheduler's request time is the run time when the trace has none (-1).
-                walltime=float(q) if q != -1 else None,
+                # RLScheduler's request time is the run time when the trace has none (-1). A
+                # request of 0 s stays 0 there; the engine needs > 0, and 0.1 s ranks and
+                # backfills the same on whole-second traces.
+                walltime=None if q == -1 else max(float(q), MIN_REQUEST),
                 user=int(r[COL["user_id"]]),
                 group=int(r[COL["group_id"]]),
             )
