@@ -35,6 +35,8 @@ menus grow with the platform; they exist so that any scheduler's sizes and place
 entries (``hpcgym.baselines.adapter``), e.g. KOALA's grows and shrinks."""
 QUEUE_ORDERS = ("fcfs", "fits_first", "sjf")
 EPISODE_MODES = ("window", "seeded")
+SELECTIONS = ("menu", "reserve")
+"""Decision modes: ``menu`` (each entry is a command) or ``reserve`` (``hpcgym.envs.reserve``)."""
 SPLIT_NAMES = ("train", "validation", "test")
 """The episode splits (``hpcgym.workloads.splits``): disjoint, in this time order."""
 PLACEMENTS = ("first", "packed")
@@ -167,6 +169,12 @@ class EnvConfig:
             ``"spare<f>"``: see ``EXPAND_SPARE``).
         grant: Whether the menu has "grant the pending request of running slot r".
         suspend: Whether the menu has "suspend running slot r" and "resume suspended slot s".
+        selection: ``"menu"``: every entry is one command; ``"reserve"``: RLScheduler's mode, a
+            start entry commits to that queued job, which starts as soon as it fits (the env
+            waits for it; see ``hpcgym.envs.reserve``). Reserve mode is for rigid jobs on one
+            cluster: start level ``"req"`` only, no other command blocks.
+        reserve_backfill: In reserve mode, start other jobs that end before the chosen job's
+            reservation while it waits.
         queue_order: ``"fcfs"`` (submission order), ``"fits_first"`` (jobs that can start now
             first, each group in submission order) or ``"sjf"`` (shortest estimate first).
         reward: A reward name, or a mapping of reward names to weights.
@@ -201,6 +209,8 @@ class EnvConfig:
     expand_levels: tuple[str, ...] = ()
     grant: bool = False
     suspend: bool = False
+    selection: str = "menu"
+    reserve_backfill: bool = False
     queue_order: str = "fcfs"
     reward: str | Mapping[str, float] = "bsld"
     observation: str = "dict"
@@ -227,6 +237,30 @@ class EnvConfig:
         self._check_choice("queue_order", self.queue_order, QUEUE_ORDERS)
         if self.split is not None:
             self._check_choice("split", self.split, SPLIT_NAMES)
+        self._check_choice("selection", self.selection, SELECTIONS)
+        if self.selection == "reserve":
+            others = [
+                name
+                for name in (
+                    "coschedule_levels",
+                    "lend_levels",
+                    "shrink_levels",
+                    "expand_levels",
+                    "grant",
+                    "suspend",
+                    "reclaim",
+                )
+                if getattr(self, name)
+            ]
+            multi = self.platform is not None and len(self.platform) > 1
+            if tuple(self.start_levels) != ("req",) or others or multi:
+                raise SpecError(
+                    'selection="reserve" chooses rigid jobs on one cluster: it needs '
+                    'start_levels=("req",), one cluster and no other command blocks'
+                    + (f" (set: {', '.join(others)})" if others else "")
+                )
+        elif self.reserve_backfill:
+            raise SpecError('reserve_backfill needs selection="reserve"')
         for lvl in self.start_levels:
             size, at, where = lvl.partition("@")
             cluster = None
