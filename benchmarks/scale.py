@@ -261,8 +261,13 @@ def _status_kb(field: str) -> int:
     return 0
 
 
-def run_engine(d: dict[str, np.ndarray], name: str) -> tuple[np.ndarray, float, float]:
-    """``make(name)`` on the bare ``Simulator``: starts, CPU and wall seconds of the loop."""
+def run_engine(
+    d: dict[str, np.ndarray], name: str, reset_peak: bool = False
+) -> tuple[np.ndarray, float, float]:
+    """``make(name)`` on the bare ``Simulator``: starts, CPU and wall seconds of the loop.
+
+    ``reset_peak``: reset the process's peak RSS just before the loop (a child's own run).
+    """
     from hpcgym.baselines import make
     from hpcgym.sim import Simulator
 
@@ -270,7 +275,8 @@ def run_engine(d: dict[str, np.ndarray], name: str) -> tuple[np.ndarray, float, 
     sim = Simulator(Platform.single(total, cores), job_specs(d))
     schedule = make(name).schedule
     advance = sim.advance
-    _peak_reset()
+    if reset_peak:
+        _peak_reset()
     t0, c0 = time.perf_counter(), time.process_time()
     while advance():
         schedule(sim)
@@ -279,12 +285,15 @@ def run_engine(d: dict[str, np.ndarray], name: str) -> tuple[np.ndarray, float, 
     return np.array([jobs[i].start_time for i in d["id"].tolist()]), cpu, wall
 
 
-def run_bare(d: dict[str, np.ndarray], name: str) -> tuple[np.ndarray, float, float]:
-    """The bare loop ``name``: starts, CPU and wall seconds of the loop."""
+def run_bare(
+    d: dict[str, np.ndarray], name: str, reset_peak: bool = False
+) -> tuple[np.ndarray, float, float]:
+    """The bare loop ``name``: starts, CPU and wall seconds of the loop (see ``run_engine``)."""
     specs = specs_of(d)
     loop = BARE[name]
     capacity = int(d["machine"][0])
-    _peak_reset()
+    if reset_peak:
+        _peak_reset()
     t0, c0 = time.perf_counter(), time.process_time()
     starts = loop(specs, capacity)
     cpu, wall = time.process_time() - c0, time.perf_counter() - t0
@@ -297,7 +306,7 @@ def measure(path: str, run: str) -> dict:
         d = {k: f[k] for k in f.files}
     kind, name = run.split()
     rss_before = _status_kb("VmRSS")
-    starts, cpu, wall = (run_engine if kind == "engine" else run_bare)(d, name)
+    starts, cpu, wall = (run_engine if kind == "engine" else run_bare)(d, name, True)
     return {
         "starts": starts,
         "cpu": cpu,
