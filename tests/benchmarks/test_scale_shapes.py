@@ -1,4 +1,4 @@
-"""The scale benchmark's shapes, small: the engine's FCFS and EASY start jobs when the bare loops do.
+"""The scale benchmark's shapes, small: the engine's FCFS and EASY start jobs as the bare loops do.
 
 ``benchmarks/scale.py`` times ``make("fcfs")`` and ``make("easy")`` against plain-Python loops
 on every shape and refuses to report when their start times differ. These tests run the same
