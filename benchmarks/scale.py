@@ -56,7 +56,7 @@ LOAD = 0.85
 FAT_NODES, FAT_CORES = 64, 64
 """The fat-node machine: 64 nodes of 64 cores."""
 RUNS = ("engine fcfs", "bare fcfs", "engine easy", "bare easy")
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 """Bump when a shape's recipe changes (cached files are keyed by it)."""
 
 
@@ -182,7 +182,7 @@ SHAPE = {s.key: s for s in SHAPES}
 def unit_of(w: Workload) -> str:
     """What one unit of a job's size is on this workload's machine."""
     cores = w.platform.clusters[0].cores
-    return "processor" if cores == 1 else f"node of {cores} cores (rounded up)"
+    return "processor" if cores == 1 else f"node of {cores} cores, rounded up"
 
 
 def inflation(w: Workload) -> float:
@@ -262,17 +262,21 @@ def _status_kb(field: str) -> int:
 
 
 def run_engine(
-    d: dict[str, np.ndarray], name: str, reset_peak: bool = False
+    d: dict[str, np.ndarray], name: str, reset_peak: bool = False, setup: list | None = None
 ) -> tuple[np.ndarray, float, float]:
     """``make(name)`` on the bare ``Simulator``: starts, CPU and wall seconds of the loop.
 
     ``reset_peak``: reset the process's peak RSS just before the loop (a child's own run).
+    ``setup``: appended with the CPU seconds of building the ``JobSpec``s and the simulator.
     """
     from hpcgym.baselines import make
     from hpcgym.sim import Simulator
 
     total, cores = (int(x) for x in d["machine"])
+    c0 = time.process_time()
     sim = Simulator(Platform.single(total, cores), job_specs(d))
+    if setup is not None:
+        setup.append(time.process_time() - c0)
     schedule = make(name).schedule
     advance = sim.advance
     if reset_peak:
@@ -306,11 +310,16 @@ def measure(path: str, run: str) -> dict:
         d = {k: f[k] for k in f.files}
     kind, name = run.split()
     rss_before = _status_kb("VmRSS")
-    starts, cpu, wall = (run_engine if kind == "engine" else run_bare)(d, name, True)
+    setup: list[float] = []
+    if kind == "engine":
+        starts, cpu, wall = run_engine(d, name, True, setup)
+    else:
+        starts, cpu, wall = run_bare(d, name, True)
     return {
         "starts": starts,
         "cpu": cpu,
         "wall": wall,
+        "setup": setup[0] if setup else 0.0,
         "rss_before_mb": rss_before / 1024,
         "rss_peak_mb": _status_kb("VmHWM") / 1024,
     }
@@ -349,8 +358,9 @@ def table(rows: list[dict]) -> list[str]:
     out = [
         "| shape | jobs | units (kind) | load | peak queue (EASY) "
         "| FCFS jobs/s | FCFS engine/bare CPU | EASY jobs/s | EASY engine/bare CPU "
-        "| engine CPU s (FCFS, EASY) | bare CPU s (FCFS, EASY) | peak RSS MB (engine EASY, bare) |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| engine CPU s (FCFS, EASY) | bare CPU s (FCFS, EASY) | peak RSS MB (engine EASY, bare) "
+        "| jobs + simulator built, CPU s |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         c = r["cpu"]
@@ -363,9 +373,42 @@ def table(rows: list[dict]) -> list[str]:
             f"| {n / c['engine easy']:,.0f} | {c['engine easy'] / c['bare easy']:.2f}x "
             f"| {c['engine fcfs']:.2f}, {c['engine easy']:.2f} "
             f"| {c['bare fcfs']:.2f}, {c['bare easy']:.2f} "
-            f"| {r['rss']['engine easy']:,.0f}, {r['rss']['bare easy']:,.0f} |"
+            f"| {r['rss']['engine easy']:,.0f}, {r['rss']['bare easy']:,.0f} "
+            f"| {r['setup']:.2f} |"
         )
     return out
+
+
+def cost_ratio(rows: list[dict], keys: list[str], run: str) -> str:
+    """Largest over smallest CPU cost per job among ``keys`` (the rows present)."""
+    costs = [r["cpu"][run] / r["jobs"] for r in rows if r["key"] in keys]
+    return f"{max(costs) / min(costs):.2f}x" if len(costs) > 1 else "n/a"
+
+
+def summary(rows: list[dict]) -> list[str]:
+    """The issue's targets against this run's figures."""
+    runs = [(r, name) for r in rows for name in ("fcfs", "easy")]
+    met = [
+        f"{r['key']} {name.upper()}"
+        for r, name in runs
+        if r["cpu"][f"engine {name}"] <= 0.5 * r["cpu"][f"bare {name}"]
+    ]
+    jobs = ["lublin-10k", "lublin-100k", "lublin-1m"]
+    nodes = ["lublin-10k"] + [s.key for s in SHAPES if s.sweep == "nodes"]
+    worst = max(runs, key=lambda p: p[0]["cpu"][f"engine {p[1]}"] / p[0]["cpu"][f"bare {p[1]}"])
+    w, wn = worst
+    return [
+        "Against the targets of issue 20 (engine/bare CPU at most 0.5, i.e. 2x faster than the "
+        f"bare loop, on every shape): met by {len(met)} of {len(runs)} runs"
+        + (f" ({', '.join(met)})" if met else "")
+        + f"; the worst is {w['key']} {wn.upper()} at "
+        f"{w['cpu'][f'engine {wn}'] / w['cpu'][f'bare {wn}']:.1f}x. Cost per job from 10k to "
+        f"1M jobs (target within 1.5x): FCFS {cost_ratio(rows, jobs, 'engine fcfs')}, EASY "
+        f"{cost_ratio(rows, jobs, 'engine easy')}; from 256 to 100,000 nodes: FCFS "
+        f"{cost_ratio(rows, nodes, 'engine fcfs')}, EASY {cost_ratio(rows, nodes, 'engine easy')}"
+        f" (bare loops: {cost_ratio(rows, nodes, 'bare fcfs')}, "
+        f"{cost_ratio(rows, nodes, 'bare easy')}).",
+    ]
 
 
 def plot(rows: list[dict], path: Path) -> None:
@@ -374,6 +417,7 @@ def plot(rows: list[dict], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     sweeps = (
@@ -391,13 +435,18 @@ def plot(rows: list[dict], path: Path) -> None:
         keys = [s.key for s in SHAPES if s.sweep == sweep]
         if sweep == "nodes":
             keys = ["lublin-10k", *keys]
-        pts = sorted((x_of(by_key[k]), by_key[k]) for k in keys if k in by_key)
+        pts = sorted(
+            ((x_of(by_key[k]), by_key[k]) for k in keys if k in by_key), key=lambda p: p[0]
+        )
         for run, (color, marker, ls) in styles.items():
             xs = [x for x, _ in pts]
             ys = [r["cpu"][run] / r["jobs"] * 1e6 for _, r in pts]
             ax.plot(xs, ys, color=color, marker=marker, linestyle=ls, label=run)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel(label)
         ax.set_ylabel("CPU microseconds per job")
         ax.grid(True, which="both", alpha=0.3)
@@ -460,6 +509,7 @@ def main() -> None:
             "wall": {r: best[r]["wall"] for r in RUNS},
             "rss": {r: best[r]["rss_peak_mb"] for r in RUNS},
             "rss_before": {r: best[r]["rss_before_mb"] for r in RUNS},
+            "setup": best["engine easy"]["setup"],
         }
         rows.append(row)
         c = row["cpu"]
@@ -505,11 +555,13 @@ def main() -> None:
             "nodes of `MaxProcs / MaxNodes` processors (issue 20, item 4): `processor` rows have "
             "one processor per node, so nothing is rounded; `node of k cores` rows are rounded "
             "up, and the load column gives the offered load in those units with the extra "
-            "core-seconds the rounding adds in brackets. The bare loops count the same units "
+            "core-seconds the rounding adds in parentheses. The bare loops count the same units "
             "as the engine on each shape. Synthetic shapes are scaled to offered load "
             f"{LOAD} in processors; `fat64-nodes` is `fat64-cores` rounded up to 64-core nodes.",
             "",
             *table(rows),
+            "",
+            *summary(rows),
             "",
             f"![cost per job against jobs and against nodes]({PLOT.name})",
             "",
