@@ -16,6 +16,7 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
+import bare_indexed  # noqa: E402
 import bare_loops  # noqa: E402
 import scale  # noqa: E402
 
@@ -43,6 +44,17 @@ def test_engine_starts_equal_the_bare_loops(
         starts[name] = engine
     # EASY must really backfill here, or its check above would repeat FCFS's.
     assert (starts["easy"] < starts["fcfs"]).any()
+
+
+@pytest.mark.parametrize("key", ["fat64-nodes", "overload-sdsc", "nodes-100k", "hpc2n"])
+def test_the_size_indexed_prototype_starts_what_the_scan_starts(
+    key: str, packed: dict[str, dict[str, np.ndarray]]
+) -> None:
+    d = packed[key]
+    specs, capacity = scale.specs_of(d), int(d["machine"][0])
+    scan = bare_loops.bare_easy(specs, capacity)
+    indexed = bare_indexed.bare_easy_indexed(specs, capacity)
+    assert np.array_equal(np.array(scan), np.array(indexed), equal_nan=True)
 
 
 def test_shapes_are_what_they_claim(packed: dict[str, dict[str, np.ndarray]]) -> None:
