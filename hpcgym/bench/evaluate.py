@@ -55,12 +55,21 @@ def evaluate(
 
 
 def summary_table(results: pd.DataFrame, by: Sequence[str] = ("policy",)) -> pd.DataFrame:
-    """Mean of the headline metrics per group, best ``mean_bsld`` first."""
-    cols = [c for c in HEADLINE if c in results.columns]
-    table = results.groupby(list(by), sort=False)[cols].mean()
-    table.insert(0, "episodes", results.groupby(list(by), sort=False).size())
-    table.insert(1, "truncated", results.groupby(list(by), sort=False)["truncated"].sum())
-    return table.sort_values("mean_bsld", kind="stable")
+    """Mean of the headline metrics and job counts per group, best ``mean_bsld`` first.
+
+    A group with truncated episodes comes after every group without them: its slowdowns cover
+    only the jobs that started (``unfinished`` counts the others).
+    """
+    cols = [c for c in (*HEADLINE, "killed", "rejected", "unfinished") if c in results.columns]
+    groups = results.groupby(list(by), sort=False)
+    table = groups[cols].mean()
+    table.insert(0, "episodes", groups.size())
+    table.insert(1, "truncated", groups["truncated"].sum())
+    order = sorted(
+        range(len(table)),
+        key=lambda i: (bool(table["truncated"].iloc[i] > 0), table["mean_bsld"].iloc[i]),
+    )
+    return table.iloc[order]
 
 
 def format_table(table: pd.DataFrame) -> str:
