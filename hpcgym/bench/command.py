@@ -29,7 +29,7 @@ from typing import Any
 
 from hpcgym.atomic import write_text
 from hpcgym.bench import scenarios
-from hpcgym.bench.cells import load_cell, save_cell, save_failure, task_cell
+from hpcgym.bench.cells import FAILURES, load_cell, save_cell, save_failure, task_cell
 from hpcgym.bench.policies import policy_kind
 from hpcgym.bench.report import terminal, write_report
 from hpcgym.bench.runinfo import (
@@ -181,6 +181,9 @@ def run_bench(
     )
     done: dict[int, TaskOutcome] = {}
     if earlier is not None:
+        # Failed cells run again: their old errors would only mislead.
+        (folder / "failures.csv").unlink(missing_ok=True)
+        shutil.rmtree(folder / FAILURES, ignore_errors=True)
         for i, t in enumerate(tasks):
             path = task_cell(folder, t)
             if path.is_file():
@@ -214,7 +217,6 @@ def run_bench(
             save_cell(task_cell(folder, tasks[i]), outcome)
         session["cells_run"] += 1
         bar.step(f"{tasks[i].scenario.name} {outcome_label(outcome)} seed {tasks[i].seed}")
-
 
     def close(status: str) -> None:
         session["wall_seconds"] = round(time.perf_counter() - t0, 3)

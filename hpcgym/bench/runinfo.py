@@ -75,6 +75,9 @@ def agents_info(policies: Sequence[str]) -> dict[str, Any]:
         if policy_kind(p) != "agent":
             continue
         zip_path = _agent_file(p)
+        if not zip_path.is_file():  # its cells will fail and say why
+            out[p] = {"file": str(zip_path), "sha256": None, "card": None}
+            continue
         card_path = zip_path.with_suffix(".json")
         card = json.loads(card_path.read_text()) if card_path.is_file() else None
         out[p] = {"file": str(zip_path.resolve()), "sha256": _sha256(zip_path), "card": card}
@@ -193,7 +196,7 @@ def new_run_dir(out: Path, scenario_names: Sequence[str], chash: str) -> Path:
     parent = out / "+".join(scenario_names)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
     for k in range(1, 1000):
-        folder = parent / (f"{stamp}-{chash}" if k == 1 else f"{stamp}-{chash}-{k}")
+        folder = parent / (f"{stamp}-{chash}" if k == 1 else f"{stamp}.{k}-{chash}")
         try:
             folder.mkdir(parents=True)
         except FileExistsError:
@@ -210,7 +213,7 @@ def latest_run_dir(out: Path, scenario_names: Sequence[str], chash: str) -> Path
     mine = [
         p
         for p in parent.iterdir()
-        if p.is_dir() and (p / RUN_JSON).is_file() and f"-{chash}" in p.name
+        if p.is_dir() and (p / RUN_JSON).is_file() and p.name.endswith(f"-{chash}")
     ]
     return max(mine, key=lambda p: p.name) if mine else None
 
