@@ -46,10 +46,18 @@ def evaluate(
     seeds: Sequence[int],
     env_kwargs: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """Every policy on every seed, in that order (one process; see ``hpcgym bench`` for more)."""
+    """Every policy on every seed, in that order (one process; see ``hpcgym bench`` for more).
+
+    Raises:
+        SpecError: An unknown policy; a ``<baseline>@env`` whose windows are too small for
+            some episode (``hpcgym.bench.windows``), before anything runs.
+    """
     kwargs = dict(env_kwargs or {})
-    for p in policies:
-        policy_kind(p)  # fail early on an unknown name
+    adapted = [p for p in policies if policy_kind(p) == "adapted"]  # unknown names fail here
+    if adapted:
+        from hpcgym.bench.windows import check_adapted
+
+        check_adapted([(p, env_id, env_id, kwargs, seeds) for p in adapted])
     rows = [episode_row(p, env_id, s, kwargs) for p in policies for s in seeds]
     return pd.DataFrame(rows)
 
