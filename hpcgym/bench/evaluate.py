@@ -108,21 +108,43 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add ``evaluate`` to the ``hpcgym`` command line."""
     p = subparsers.add_parser(
         "evaluate",
-        help="run policies on the same seeded episodes of a preset",
-        description=__doc__,
+        help="run policies on the same seeded episodes of a preset "
+        "(e.g. hpcgym evaluate --policy easy --policy runs/x/agent.zip)",
+        description=(
+            "Run policies on the same seeded episodes of one preset and print their mean\n"
+            "metrics. Every policy schedules the same jobs, and a rerun gives the same table.\n"
+            "Policies with truncated episodes are listed after the others."
+        ),
+        epilog="examples:\n  hpcgym evaluate --env hpcgym/Rigid-v0 --policy fcfs --policy easy\n"
+        "  hpcgym evaluate --env hpcgym/Malleable-v0 --n-jobs 64 --episodes 5 "
+        "--policy mebf --policy runs/x/agent.zip --out eval.csv",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--env", default="hpcgym/Rigid-v0", help="registered env id")
+    p.add_argument(
+        "--env", default="hpcgym/Rigid-v0", help="a registered preset (default hpcgym/Rigid-v0)"
+    )
     p.add_argument(
         "--policy",
         action="append",
-        help="advance, random, a baseline name (name@env: through the env adapter) or a saved "
-        "agent path (repeatable; "
-        "default: fcfs, easy, random)",
+        help="a policy, repeatable: advance, random, first-fit, a baseline (easy; easy@env acts "
+        "through the env), or a saved agent (runs/x/agent.zip); default: fcfs, easy, random",
     )
-    p.add_argument("--episodes", type=int, default=3, help="number of episodes")
-    p.add_argument("--seed", type=int, default=0, help="first episode seed")
-    p.add_argument("--n-jobs", type=int, default=None, help="jobs per episode (preset default)")
-    p.add_argument("--env-kwargs", default=None, help="JSON object of preset overrides")
-    p.add_argument("--out", default=None, help="write the per-episode table to this CSV")
+    p.add_argument("--episodes", type=int, default=3, help="number of episodes (default 3)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="the first episode's seed; the others follow (default 0; e.g. --seed 1000)",
+    )
+    p.add_argument(
+        "--n-jobs", type=int, default=None, help="jobs per episode (default: the preset's; e.g. 64)"
+    )
+    p.add_argument(
+        "--env-kwargs",
+        default=None,
+        help="preset overrides as a JSON object (e.g. '{\"queue_slots\": 64}')",
+    )
+    p.add_argument(
+        "--out", default=None, help="write the per-episode table to this CSV (e.g. eval.csv)"
+    )
     p.set_defaults(func=run)
