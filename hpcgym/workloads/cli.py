@@ -139,7 +139,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     conv = sub.add_parser(
         "convert",
-        help="read an SWF file, transform it, write SWF (e.g. ... convert in.swf out.swf --first 100)",
+        help="read an SWF file, transform it, write SWF "
+        "(e.g. hpcgym workloads convert in.swf out.swf --first 100)",
         description="Read an SWF file, apply the transforms given (in the order listed below), "
         "and write SWF with the command recorded in its header.",
         epilog="examples:\n  hpcgym workloads convert trace.swf first1k.swf --first 1000\n"
@@ -181,9 +182,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     gen = sub.add_parser(
         "generate",
-        help="write a named set as SWF, command and seed recorded (e.g. ... generate NAME out.swf)",
+        help="write a named set as SWF, command and seed recorded "
+        "(e.g. hpcgym workloads generate swf/kth-sp2-v0 kth.swf)",
         description="Write a named workload set as SWF, with the command and seed in its header.",
-        epilog="example:\n  hpcgym workloads generate elastic/sdsc-sp2-mebf-v0 mebf.swf.gz --seed 1",
+        epilog="example:\n"
+        "  hpcgym workloads generate elastic/sdsc-sp2-mebf-v0 mebf.swf.gz --seed 1",
         formatter_class=raw,
     )
     gen.add_argument("name", help="a set name (see list), e.g. elastic/sdsc-sp2-mebf-v0")

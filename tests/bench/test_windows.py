@@ -1,4 +1,4 @@
-"""``<baseline>@env`` at the presets' own windows: the engine's schedule exactly, or refused first."""
+"""``<baseline>@env`` at the presets' own windows: the engine's schedule, or refused first."""
 
 from __future__ import annotations
 
