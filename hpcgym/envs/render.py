@@ -67,18 +67,20 @@ def render_ansi(sim: EngineCore, queue_ids: list[int], labels_per_row: int = 64)
 
     Layout::
 
-        t=3600s (1.00 h into the episode)  queued=3 running=2 suspended=0 idle=12/16
-        nodes: one character per node; '.' idle, '+' CPU shared, a symbol: the running job below
-              c0 |0000111.....|        <- cluster name, then its nodes
+        t=3600s (1.00 h into the episode)  queued=3 running=2 suspended=0 idle=9/16
+        nodes, 64 per row after the cluster's name and the row's first node: '.' idle, ...
+              c0     0 |0000111.........|       <- cluster c0, nodes 0 to 15
         running: 0=job 4 (4 nodes)  1=job 7 (3 nodes)
-          q0   job 9      rigid     size 4 [4,4] wait 120s    <- queue window slot q0
+          q0   job 9      rigid     size 4 [4,4] wait 120s    <- queue window slot 0:
+                                    requested [min,max] size, wait so far
     """
     origin = min((j.spec.submit for j in sim.jobs.values()), default=0.0)
     lines = [
         f"t={sim.now:.0f}s ({(sim.now - origin) / 3600:.2f} h into the episode)  "
         f"queued={len(sim.queue)} running={len(sim.running)} "
         f"suspended={len(sim.suspended)} idle={sim.free_nodes()}/{sim.platform.total_nodes}",
-        "nodes: one character per node; '.' idle, '+' CPU shared, a symbol: the running job below",
+        f"nodes, {labels_per_row} per row after the cluster's name and the row's first node: "
+        "'.' idle, '+' CPU shared, a symbol: the running job listed below",
     ]
     cells = np.full(sim.platform.total_nodes, ".", dtype="<U1")
     legend = []
@@ -91,7 +93,7 @@ def render_ansi(sim: EngineCore, queue_ids: list[int], labels_per_row: int = 64)
     for offset, cluster in zip(sim.platform.offsets, sim.platform.clusters, strict=False):
         row = "".join(cells[offset : offset + cluster.nodes])
         for k in range(0, len(row), labels_per_row):
-            lines.append(f"{cluster.name:>8} |{row[k : k + labels_per_row]}|")
+            lines.append(f"{cluster.name:>8} {k:>5} |{row[k : k + labels_per_row]}|")
     if legend:
         lines.append("running: " + "  ".join(legend))
     for slot, jid in enumerate(queue_ids):
