@@ -20,6 +20,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 
 def _umask() -> int:
@@ -59,3 +60,10 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
 def write_text(path: str | Path, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically; return ``path``."""
     return write_bytes(path, text.encode("utf-8"))
+
+
+def write_csv(path: str | Path, table: Any, **kwargs: Any) -> Path:
+    """``table.to_csv(path, **kwargs)`` (a pandas DataFrame), atomically; return ``path``."""
+    with atomic_path(path) as tmp:
+        table.to_csv(tmp, **kwargs)
+    return Path(path)

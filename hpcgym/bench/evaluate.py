@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from hpcgym.atomic import write_csv
 from hpcgym.bench.episode import run_episode
 from hpcgym.bench.policies import policy_kind, policy_label
 
@@ -98,8 +99,7 @@ def run(args: argparse.Namespace) -> int:
     print("paths: " + ", ".join(f"{p}={k}" for p, k in paths.items()))
     if args.out:
         out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        results.to_csv(out, index=False)
+        write_csv(out, results, index=False)
         print(f"per-episode table: {out}")
     return 0
 

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hpcgym.atomic import write_csv
 from hpcgym.baselines import make, names
 from hpcgym.sim import SimConfig
 from hpcgym.workloads import registry, transforms
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {key:<{width}}  {fmt.format(summary[key])}")
     if args.out:
         out = Path(args.out)
-        result.jobs.to_csv(out, index=False)
+        write_csv(out, result.jobs, index=False)
         print(f"per-job table: {out}")
     return 0
 
