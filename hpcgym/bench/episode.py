@@ -29,7 +29,7 @@ leaderboards rank a policy with truncated episodes after every policy without th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
@@ -61,6 +61,8 @@ class EpisodeOutcome:
     kill_on_walltime: bool = True
     invalid_actions: int = 0
     gantt: np.ndarray | None = None
+    counts: dict[str, float] = field(default_factory=dict)
+    """``unfinished``, ``unstarted`` and ``episode_end`` (:func:`count_unfinished`)."""
 
 
 _ENDED = ("completed", "killed", "rejected")
@@ -68,30 +70,32 @@ _ENDED = ("completed", "killed", "rejected")
 
 def count_unfinished(
     summary: dict[str, float], jobs: pd.DataFrame, now: float
-) -> tuple[dict[str, float], pd.DataFrame]:
+) -> tuple[dict[str, float], pd.DataFrame, dict[str, float]]:
     """``summary`` and ``jobs`` with the jobs unfinished at ``now`` counted (module doc).
 
-    Adds ``unfinished``, ``unstarted`` and ``episode_end`` to the summary. When some job never
-    started (and was not rejected), its ``wait`` becomes ``max(0, now - submit)`` and
-    ``mean_wait``/``max_wait`` are recomputed over every job with a wait; otherwise both are
-    returned as they were.
+    Returns the summary, the jobs and the counts ``unfinished``, ``unstarted`` and
+    ``episode_end``. When some job never started (and was not rejected), its ``wait`` becomes
+    ``max(0, now - submit)`` and ``mean_wait``/``max_wait`` are recomputed over every job with a
+    wait; otherwise summary and jobs are returned as they were.
     """
     state = jobs["state"].astype(str)
     ended = state.isin(_ENDED)
     unstarted = jobs["start"].isna() & (state != "rejected")
+    counts = {
+        "unfinished": float((~ended).sum()),
+        "unstarted": float(unstarted.sum()),
+        "episode_end": float(now),
+    }
     out = dict(summary)
-    out["unfinished"] = float((~ended).sum())
-    out["unstarted"] = float(unstarted.sum())
-    out["episode_end"] = float(now)
     if not unstarted.any():
-        return out, jobs
+        return out, jobs, counts
     jobs = jobs.copy()
     jobs.loc[unstarted, "wait"] = (now - jobs.loc[unstarted, "submit"]).clip(lower=0.0)
     waits = jobs["wait"].to_numpy(dtype=float)
     waits = waits[np.isfinite(waits)]
     out["mean_wait"] = float(waits.mean()) if waits.size else 0.0
     out["max_wait"] = float(waits.max()) if waits.size else 0.0
-    return out, jobs
+    return out, jobs, counts
 
 
 def env_config(env_id: str, env_kwargs: dict[str, Any]) -> EnvConfig:
@@ -174,7 +178,7 @@ def _run_engine(
     rec.sample()
     result = sim.result()
     image = render_gantt(sim, rec.log, title=gantt) if rec.log is not None else None
-    summary, table = count_unfinished(result.summary, result.jobs, sim.now)
+    summary, table, counts = count_unfinished(result.summary, result.jobs, sim.now)
     return EpisodeOutcome(
         summary,
         table,
@@ -185,6 +189,7 @@ def _run_engine(
         config.kill_on_walltime,
         0,
         image,
+        counts,
     )
 
 
@@ -214,7 +219,7 @@ def _run_env(
         image = render_gantt(sim, log, title=gantt) if gantt is not None else None
     finally:
         env.close()
-    summary, jobs = count_unfinished(dict(info["metrics"]), result.jobs, sim.now)
+    summary, jobs, counts = count_unfinished(dict(info["metrics"]), result.jobs, sim.now)
     return EpisodeOutcome(
         summary,
         jobs,
@@ -225,6 +230,7 @@ def _run_env(
         bool(env.unwrapped.config.kill_on_walltime),  # type: ignore[attr-defined]
         int(info["invalid_actions"]),
         image,
+        counts,
     )
 
 

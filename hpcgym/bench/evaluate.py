@@ -38,6 +38,7 @@ def episode_row(policy: str, env_id: str, seed: int, env_kwargs: dict[str, Any])
         "invalid_actions": out.invalid_actions,
     }
     row.update(out.summary)
+    row.update(out.counts)
     return row
 
 

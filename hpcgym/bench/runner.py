@@ -143,6 +143,7 @@ def run_task(task: Task) -> TaskOutcome:
         "invalid_actions": out.invalid_actions,
     }
     row.update(out.summary)
+    row.update(out.counts)
     jobs = out.jobs[list(JOB_COLUMNS)]
     jobs.insert(0, "seed", task.seed)
     jobs.insert(0, "policy", row["policy"])

@@ -13,7 +13,7 @@ from hpcgym.bench.report import leaderboard
 def test_a_truncated_episode_counts_its_unfinished_jobs() -> None:
     out = run_episode("random", "hpcgym/Rigid-v0", 5, {"n_jobs": 40, "max_steps": 12})
     assert out.truncated  # cut at 12 steps, long before every job started
-    jobs, s = out.jobs, out.summary
+    jobs, s = out.jobs, {**out.summary, **out.counts}
     ended = jobs["state"].isin(["completed", "killed", "rejected"])
     assert s["unfinished"] == (~ended).sum() > 0
     never = jobs["start"].isna() & (jobs["state"] != "rejected")
@@ -28,7 +28,7 @@ def test_a_truncated_episode_counts_its_unfinished_jobs() -> None:
 
 def test_a_finished_episode_keeps_the_engine_summary() -> None:
     out = run_episode("easy", "hpcgym/Rigid-v0", 5, {"n_jobs": 12})
-    assert (out.summary["unfinished"], out.summary["unstarted"]) == (0.0, 0.0)
+    assert (out.counts["unfinished"], out.counts["unstarted"]) == (0.0, 0.0)
     assert not out.truncated
 
 
