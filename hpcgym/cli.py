@@ -1,4 +1,4 @@
-"""The ``hpcgym`` command line: each sub-package adds its commands through ``register``."""
+"""The ``hpcgym`` command line; each command is added by its own module's ``register``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,19 @@ import sys
 from hpcgym import __version__
 from hpcgym.errors import HpcGymError
 
+DESCRIPTION = (
+    "Simulate HPC job scheduling, run the published schedulers, train reinforcement-learning\n"
+    "agents and benchmark them on the same seeded episodes."
+)
+EXAMPLES = """examples:
+  hpcgym simulate --scheduler easy --workload swf/lublin256-v0
+  hpcgym evaluate --env hpcgym/Rigid-v0 --policy fcfs --policy easy
+  hpcgym bench                      # the main job: train a small agent, rank it
+  hpcgym train --env hpcgym/Malleable-v0 --timesteps 100000
+  hpcgym workloads list
+
+Run hpcgym COMMAND --help for a command's options."""
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every command registered."""
@@ -15,9 +28,19 @@ def build_parser() -> argparse.ArgumentParser:
     from hpcgym.bench import command, evaluate, simulate
     from hpcgym.workloads import cli as workloads_cli
 
-    parser = argparse.ArgumentParser(prog="hpcgym", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"hpcgym {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="hpcgym",
+        description=DESCRIPTION,
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"hpcgym {__version__}",
+        help="print the version and exit",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     simulate.register(sub)
     evaluate.register(sub)
     command.register(sub)

@@ -539,17 +539,36 @@ def expert_name(text: str) -> str:
     return text
 
 
+CLI_DESCRIPTION = """\
+Train an agent on a preset, seeded, and save it with its card in a run folder
+(agent.safetensors, agent.json, best.*, validation.csv, learning_curve.png, checkpoints/,
+episodes.csv, hyperparams.json, timing.json). Training uses the train split of the workload;
+validation runs on the validation split.
+Hyperparameters come from hpcgym/agents/hyperparams/<algo>.yml; --hp overrides one.
+
+examples:
+  hpcgym train --env hpcgym/Malleable-v0 --timesteps 100000 --checkpoint-every 25000
+  hpcgym train --env hpcgym/Rigid-v0 --algo ppo --timesteps 50000
+  hpcgym train --env hpcgym/Malleable-v0 --pretrain first-fit --hp n_steps=256"""
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``train`` to the ``hpcgym`` command line."""
     p = subparsers.add_parser(
         "train",
-        help="train MaskablePPO (or PPO, A2C, DQN) on a preset",
-        description=__doc__,
+        help="train MaskablePPO (or PPO, A2C, DQN) on a preset "
+        "(e.g. hpcgym train --env hpcgym/Malleable-v0)",
+        description=CLI_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--env", default="hpcgym/Rigid-v0", help="registered env id")
-    p.add_argument("--algo", choices=ALGORITHMS, default="maskable_ppo")
-    p.add_argument("--seed", type=int, default=0, help="the training seed (envs get seed + i)")
+    p.add_argument(
+        "--algo",
+        choices=ALGORITHMS,
+        default="maskable_ppo",
+        help="the algorithm (default maskable_ppo; e.g. --algo ppo)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the agent and its envs (default 0)")
     p.add_argument(
         "--seeds",
         default=None,
@@ -608,7 +627,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="DIR",
         help="write TensorBoard logs to DIR (default: <run folder>/tb; '' for none)",
     )
-    p.add_argument("--verbose", type=int, default=0)
+    p.add_argument(
+        "--verbose", type=int, default=0, help="SB3's log level: 0 quiet, 1 info (default 0)"
+    )
     p.add_argument(
         "--pretrain",
         type=expert_name,

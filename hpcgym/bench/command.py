@@ -1,44 +1,294 @@
-"""``hpcgym bench``: every selected policy on every episode of the selected scenarios.
+"""hpcgym bench: run policies on every episode of named scenarios and rank them.
 
-With no arguments it runs the main job (:mod:`hpcgym.bench.main_job`): the default scenario with
-the baselines and a small MaskablePPO agent trained in the same command.
+Each run writes to a new folder, <out>/<scenarios>/<UTC time>-<configuration hash>, with
+run.json (what produced it), results.csv, jobs.csv, leaderboard.md and plots/. Finished
+(policy, episode) cells are stored as they finish, so an interrupted run continues with
+--resume; a policy that fails is recorded in failures.csv and the others finish.
+
+With no arguments it runs the main job: the default scenario with the baselines and a small
+MaskablePPO agent trained in the same command.
+
+Examples:
+  hpcgym bench                                   # the main job
+  hpcgym bench --list                            # the scenarios
+  hpcgym bench --scenario rigid-lublin-v0        # its default policies
+  hpcgym bench --scenario malleable-small-v1 --policy runs/x --with-defaults
+  hpcgym bench --scenario rigid-lublin-v0 --resume          # finish the last such run
+  hpcgym bench --from hpcgym-bench/rigid-lublin-v0/20260101-120000-1a2b3c4d/run.json
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
+import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from hpcgym.atomic import write_text
 from hpcgym.bench import scenarios
+from hpcgym.bench.cells import FAILURES, load_cell, save_cell, save_failure, task_cell
+from hpcgym.bench.policies import policy_kind
 from hpcgym.bench.report import terminal, write_report
-from hpcgym.bench.runner import EXECUTORS, execute, plan, ray_available
+from hpcgym.bench.runinfo import (
+    RUN_JSON,
+    config_hash,
+    config_scenarios,
+    latest_run_dir,
+    new_run_dir,
+    now_utc,
+    read_record,
+    run_config,
+    run_record,
+)
+from hpcgym.bench.runner import (
+    EXECUTORS,
+    Outcome,
+    TaskFailure,
+    TaskOutcome,
+    execute,
+    plan,
+    resolve_executor,
+)
+from hpcgym.errors import SpecError
+
+DEFAULT_OUT = "hpcgym-bench"
+
+
+def _json(record: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps(record, indent=2, sort_keys=False) + "\n"
+
+
+def choose_folder(
+    out: Path,
+    label: str,
+    chash: str,
+    run_dir: Path | None,
+    resume: bool,
+    overwrite: bool,
+) -> tuple[Path, dict[str, Any] | None]:
+    """The run folder and, when resuming, its earlier ``run.json`` record.
+
+    Raises:
+        SpecError: An explicit folder exists and neither ``resume`` nor ``overwrite`` is given;
+            ``overwrite`` of a folder that is not a bench run; nothing to resume; a resumed
+            folder made by another configuration.
+    """
+    if resume and overwrite:
+        raise SpecError("give --resume or --overwrite, not both")
+    if run_dir is None:
+        if not resume:
+            return new_run_dir(out, [label], chash), None
+        found = latest_run_dir(out, [label], chash)
+        if found is None:
+            raise SpecError(
+                f"nothing to resume: no run of this configuration (hash {chash}) under "
+                f"{out / label}; leave out --resume to start one"
+            )
+        run_dir = found
+    busy = run_dir.exists() and any(run_dir.iterdir())
+    if not busy:
+        if resume:
+            raise SpecError(f"nothing to resume in {run_dir}: it is empty or missing")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        return run_dir, None
+    if resume:
+        record = read_record(run_dir)
+        if record.get("config_hash") != chash:
+            raise SpecError(
+                f"{run_dir} holds a run of another configuration (hash "
+                f"{record.get('config_hash')}, this one {chash}); resume it with "
+                f"hpcgym bench --from {run_dir / RUN_JSON} --run-dir {run_dir} --resume"
+            )
+        return run_dir, record
+    if overwrite:
+        if not (run_dir / RUN_JSON).is_file():
+            raise SpecError(
+                f"{run_dir} is not a bench run folder (no {RUN_JSON}): not overwriting it"
+            )
+        shutil.rmtree(run_dir)
+        run_dir.mkdir(parents=True)
+        return run_dir, None
+    raise SpecError(
+        f"{run_dir} already exists: give --resume to finish that run, --overwrite to replace "
+        "it, or leave out --run-dir for a new folder"
+    )
+
+
+class _Progress:
+    """``[done/total] policy seed, ETA`` on one terminal line (off when not a terminal)."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.done, self.enabled = total, 0, enabled and sys.stderr.isatty()
+        self.t0 = time.perf_counter()
+
+    def step(self, what: str) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        spent = time.perf_counter() - self.t0
+        eta = spent / self.done * (self.total - self.done)
+        sys.stderr.write(f"\r[{self.done}/{self.total}] {what:<40.40} ETA {eta:5.0f} s ")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.done:
+            sys.stderr.write("\n")
 
 
 def run_bench(
-    names: list[str],
+    chosen: Sequence[scenarios.Scenario],
     policies: list[str] | None,
-    out: Path,
+    *,
+    out: Path = Path(DEFAULT_OUT),
+    label: str | None = None,
+    run_dir: Path | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
     executor: str = "auto",
     workers: int = 2,
+    ray_address: str | None = None,
+    argv: Sequence[str] = (),
+    progress: bool = True,
 ) -> int:
-    """Run, write the report into ``out``, print the leaderboard and where everything is."""
-    chosen = [scenarios.get(n) for n in names]
+    """Run, store each cell, write the report, print the leaderboard and where everything is.
+
+    Returns:
+        0, or 1 when some cell failed (its error is in ``failures.csv``), or 130 when
+        interrupted (the finished cells are kept; ``--resume`` continues).
+    """
+    names = [sc.name for sc in chosen]
     tasks = plan(chosen, policies)
-    if executor == "auto":
-        executor = "ray" if ray_available() else "process"
-    t0 = time.perf_counter()
-    outcomes = execute(tasks, executor, workers)
-    elapsed = time.perf_counter() - t0
+    adapted = [
+        (p, sc.name, sc.env_id, dict(sc.env_kwargs), sc.seeds)
+        for sc in chosen
+        for p in dict.fromkeys(policies or sc.policies)
+        if policy_kind(p) == "adapted"
+    ]
+    if adapted:
+        from hpcgym.bench.windows import check_adapted
+
+        print(f"checking that the preset windows suit {', '.join(a[0] for a in adapted)}")
+        check_adapted(adapted)
+    config = run_config(chosen, policies)
+    chash = config_hash(config)
+    folder, earlier = choose_folder(
+        out, label or "+".join(names), chash, run_dir, resume, overwrite
+    )
+    done: dict[int, TaskOutcome] = {}
+    if earlier is not None:
+        # Failed cells run again: their old errors would only mislead.
+        (folder / "failures.csv").unlink(missing_ok=True)
+        shutil.rmtree(folder / FAILURES, ignore_errors=True)
+        for i, t in enumerate(tasks):
+            path = task_cell(folder, t)
+            if path.is_file():
+                done[i] = load_cell(path)
+    todo = [i for i in range(len(tasks)) if i not in done]
+    ex = resolve_executor(executor, workers, len(todo), ray_address)
+    record = run_record(config, argv, {"requested": executor, "ran": ex.name})
+    if earlier is not None:
+        record["started"] = earlier.get("started", record["started"])
+        record["sessions"] = list(earlier.get("sessions", []))
+    session: dict[str, Any] = {"started": now_utc(), "executor": ex.describe(), "cells_run": 0}
+    record.setdefault("sessions", []).append(session)
+    write_text(folder / RUN_JSON, _json(record))
+    reused = f", {len(done)} already done" if done else ""
+    print(f"{len(tasks)} episodes{reused}; running {len(todo)} on {ex.describe()}")
+    print(f"run folder: {folder.resolve()}")
+
+    failures: dict[int, TaskFailure] = {}
+    bar = _Progress(len(todo), progress)
+    t0, c0 = time.perf_counter(), time.process_time()
+    task_cpu = [0.0]
+
+    def store(k: int, outcome: Outcome) -> None:
+        i = todo[k]
+        if isinstance(outcome, TaskFailure):
+            failures[i] = outcome
+            save_failure(folder, outcome)
+        else:
+            done[i] = outcome
+            task_cpu[0] += outcome.cpu_seconds
+            save_cell(task_cell(folder, tasks[i]), outcome)
+        session["cells_run"] += 1
+        bar.step(f"{tasks[i].scenario.name} {outcome_label(outcome)} seed {tasks[i].seed}")
+
+    def close(status: str) -> None:
+        session["wall_seconds"] = round(time.perf_counter() - t0, 3)
+        # This process, plus what each episode took in its worker (measured there).
+        own = time.process_time() - c0
+        session["cpu_seconds"] = round(own + (task_cpu[0] if ex.name != "serial" else 0.0), 3)
+        session["finished"] = now_utc()
+        sessions = record["sessions"]
+        record["wall_seconds"] = round(sum(s.get("wall_seconds", 0.0) for s in sessions), 3)
+        record["cpu_seconds"] = round(sum(s.get("cpu_seconds", 0.0) for s in sessions), 3)
+        record["cells"] = {"total": len(tasks), "done": len(done), "failed": len(failures)}
+        record["status"] = status
+        write_text(folder / RUN_JSON, _json(record))
+
+    try:
+        execute([tasks[i] for i in todo], ex, workers, store)
+    except KeyboardInterrupt:
+        bar.close()
+        close("interrupted")
+        print(
+            f"interrupted: {len(done)} of {len(tasks)} episodes are stored in {folder}; "
+            f"continue with: hpcgym bench --from {folder / RUN_JSON} --run-dir {folder} --resume",
+            file=sys.stderr,
+        )
+        return 130
+    except BaseException:
+        bar.close()
+        close("crashed")
+        raise
+    bar.close()
+    outcomes = [done[i] for i in range(len(tasks)) if i in done]
+    failed = [failures[i] for i in sorted(failures)]
     metrics = {sc.name: sc.metric for sc in chosen}
-    board, written = write_report(outcomes, out, "hpcgym bench: " + ", ".join(names), metrics)
-    print(f"{len(tasks)} episodes in {elapsed:.1f} s ({executor}, {workers} workers)")
+    title = "hpcgym bench: " + ", ".join(names)
+    board, written = write_report(outcomes, folder, title, metrics, failed)
+    close("complete" if not failed else "complete, with failed episodes")
+    print(
+        f"{session['cells_run']} episodes in {session['wall_seconds']:.1f} s "
+        f"(CPU {session['cpu_seconds']:.1f} s) on {ex.describe()}"
+    )
     print(terminal(board))
-    print(f"results, leaderboard and plots: {out.resolve()}")
+    for f in failed:
+        print(f"FAILED: {f.policy} on {f.scenario}, episode seed {f.seed}: {f.error}")
+    if failed:
+        print(f"errors and tracebacks: {folder.resolve() / 'failures.csv'}; rerun them: --resume")
+    print(f"results, leaderboard and run.json: {folder.resolve()}")
     plots = [p for p in written if p.suffix == ".png"]
     if plots:
         print(f"plots ({len(plots)}): {plots[0].parent.resolve()}")
-    return 0
+    return 1 if failed else 0
+
+
+def outcome_label(outcome: Outcome) -> str:
+    """The policy of an outcome, for progress lines."""
+    return outcome.policy if isinstance(outcome, TaskFailure) else str(outcome.row["policy"])
+
+
+def _from_record(path: str) -> tuple[list[scenarios.Scenario], list[str] | None]:
+    record = read_record(Path(path))
+    chosen, policies = config_scenarios(record["config"])
+    print(
+        f"repeating the run recorded in {path} (hpcgym {record.get('hpcgym_version')}, "
+        f"commit {record.get('git_commit') or 'unknown'})"
+    )
+    for sc in chosen:
+        try:
+            now = scenarios.get(sc.name)
+        except SpecError:
+            continue
+        if now != sc:
+            print(f"note: {sc.name} differs from the registered one now; running the recorded one")
+    return chosen, policies
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,46 +298,120 @@ def run(args: argparse.Namespace) -> int:
             sc = scenarios.get(name)
             print(f"{name:<22} {sc.env_id:<24} {len(sc.seeds):>3} episodes  {sc.description}")
         return 0
-    if not args.scenario and not args.policy:
+    argv = list(args.argv) if args.argv is not None else sys.argv[1:]
+    if not args.scenario and not args.policy and not args.from_run:
         from hpcgym.bench.main_job import main_job
 
-        return main_job(args)
-    names = args.scenario or [scenarios.MAIN]
-    policies = list(args.policy or [])
-    if policies and args.with_defaults:
-        policies = [*scenarios.get(names[0]).policies, *policies]
-    out = Path(args.out) if args.out else Path("hpcgym-bench") / "-".join(names)
-    return run_bench(names, policies or None, out, args.executor, args.workers)
+        return main_job(args, argv)
+    if args.from_run:
+        if args.scenario or args.policy:
+            raise SpecError("--from repeats a recorded run: give no --scenario or --policy")
+        chosen, policies = _from_record(args.from_run)
+    else:
+        names = args.scenario or [scenarios.MAIN]
+        chosen = [scenarios.get(n) for n in names]
+        policies = list(args.policy or []) or None
+        if policies and args.with_defaults:
+            policies = list(dict.fromkeys([*chosen[0].policies, *policies]))
+    return run_bench(
+        chosen,
+        policies,
+        out=Path(args.out),
+        run_dir=Path(args.run_dir) if args.run_dir else None,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        executor=args.executor,
+        workers=args.workers,
+        ray_address=args.ray_address,
+        argv=argv,
+        progress=not args.no_progress,
+    )
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``bench`` to the ``hpcgym`` command line."""
     p = subparsers.add_parser(
         "bench",
-        help="benchmark policies on named scenarios (no arguments: the main job)",
+        help="benchmark policies on named scenarios; no arguments: the main job "
+        "(e.g. hpcgym bench --scenario rigid-lublin-v0)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--scenario", action="append", help="scenario name (repeatable; see --list)")
+    p.add_argument(
+        "--scenario",
+        action="append",
+        metavar="NAME",
+        help="a scenario to run, repeatable; see --list (e.g. --scenario rigid-lublin-v0)",
+    )
     p.add_argument(
         "--policy",
         action="append",
-        help="policy: advance, random, a baseline (name@env: through the env adapter) or a "
-        "saved agent path (repeatable; default: the scenario's own list)",
+        metavar="POLICY",
+        help="a policy, repeatable: advance, random, first-fit, a baseline (easy; easy@env acts "
+        "through the env), or a saved agent (its run folder, e.g. runs/x); "
+        "default: the scenario's own",
     )
     p.add_argument(
         "--with-defaults",
         action="store_true",
         help="run the scenario's own policies as well as those given with --policy",
     )
-    p.add_argument("--executor", choices=EXECUTORS, default="auto", help="auto: Ray if installed")
-    p.add_argument("--workers", type=int, default=2, help="local worker processes")
-    p.add_argument("--out", default=None, help="output folder (default hpcgym-bench/<scenarios>)")
+    p.add_argument(
+        "--out",
+        default=DEFAULT_OUT,
+        metavar="DIR",
+        help="base folder; each run makes DIR/<scenarios>/<time>-<hash> (default: hpcgym-bench)",
+    )
+    p.add_argument(
+        "--run-dir",
+        default=None,
+        metavar="DIR",
+        help="write into exactly this folder; refused if it exists, unless --resume or --overwrite",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="finish an interrupted run, skipping its stored episodes: the --run-dir, or the "
+        "newest run of the same configuration under --out",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the bench run already in --run-dir (deletes it first)",
+    )
+    p.add_argument(
+        "--from",
+        dest="from_run",
+        default=None,
+        metavar="RUN_JSON",
+        help="repeat the run recorded in a run.json (its scenarios and policies) in a new folder",
+    )
+    p.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="auto",
+        help="where episodes run; auto: Ray when a cluster is attached (RAY_ADDRESS or "
+        "--ray-address), else a local process pool (e.g. --executor serial)",
+    )
+    p.add_argument(
+        "--workers", type=int, default=2, help="local worker processes (default 2; e.g. 4)"
+    )
+    p.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help="attach to this Ray cluster (e.g. ray://head:10001); default: RAY_ADDRESS if set",
+    )
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress line (it is off anyway when stderr is not a terminal)",
+    )
     p.add_argument(
         "--timesteps",
         type=int,
         default=None,
-        help="main job only: training steps of its agent (default: the main job's budget)",
+        help="main job only: training steps of its agent (default 30000; e.g. 100000)",
     )
     p.set_defaults(func=run)

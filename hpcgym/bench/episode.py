@@ -17,11 +17,19 @@ Two paths, the same jobs:
 
 Both record utilization and queue length at every decision point they see, and on request a
 Gantt chart with resize events (``hpcgym.envs.render``).
+
+**Unfinished jobs are counted** (:func:`count_unfinished`). An env episode cut at its step limit
+(``truncated``) leaves jobs queued, running or not yet submitted. Every outcome says how many
+(``unfinished``, ``unstarted``) and when the episode stopped (``episode_end``); a job that never
+started gets the wait it had by then (``episode_end - submit``, 0 for one not yet submitted), so
+``mean_wait`` and ``max_wait`` include it instead of leaving it out. The other per-job means
+(``mean_bsld``, ...) cover the jobs that started; a truncated episode stays flagged, and the
+leaderboards rank a policy with truncated episodes after every policy without them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
@@ -53,6 +61,41 @@ class EpisodeOutcome:
     kill_on_walltime: bool = True
     invalid_actions: int = 0
     gantt: np.ndarray | None = None
+    counts: dict[str, float] = field(default_factory=dict)
+    """``unfinished``, ``unstarted`` and ``episode_end`` (:func:`count_unfinished`)."""
+
+
+_ENDED = ("completed", "killed", "rejected")
+
+
+def count_unfinished(
+    summary: dict[str, float], jobs: pd.DataFrame, now: float
+) -> tuple[dict[str, float], pd.DataFrame, dict[str, float]]:
+    """``summary`` and ``jobs`` with the jobs unfinished at ``now`` counted (module doc).
+
+    Returns the summary, the jobs and the counts ``unfinished``, ``unstarted`` and
+    ``episode_end``. When some job never started (and was not rejected), its ``wait`` becomes
+    ``max(0, now - submit)`` and ``mean_wait``/``max_wait`` are recomputed over every job with a
+    wait; otherwise summary and jobs are returned as they were.
+    """
+    state = jobs["state"].astype(str)
+    ended = state.isin(_ENDED)
+    unstarted = jobs["start"].isna() & (state != "rejected")
+    counts = {
+        "unfinished": float((~ended).sum()),
+        "unstarted": float(unstarted.sum()),
+        "episode_end": float(now),
+    }
+    out = dict(summary)
+    if not unstarted.any():
+        return out, jobs, counts
+    jobs = jobs.copy()
+    jobs.loc[unstarted, "wait"] = (now - jobs.loc[unstarted, "submit"]).clip(lower=0.0)
+    waits = jobs["wait"].to_numpy(dtype=float)
+    waits = waits[np.isfinite(waits)]
+    out["mean_wait"] = float(waits.mean()) if waits.size else 0.0
+    out["max_wait"] = float(waits.max()) if waits.size else 0.0
+    return out, jobs, counts
 
 
 def env_config(env_id: str, env_kwargs: dict[str, Any]) -> EnvConfig:
@@ -115,7 +158,7 @@ class _Recorder:
 
 
 def _run_engine(
-    name: str, env_id: str, env_kwargs: dict[str, Any], seed: int, gantt: bool
+    name: str, env_id: str, env_kwargs: dict[str, Any], seed: int, gantt: str | None
 ) -> EpisodeOutcome:
     ep = episode_for(env_id, env_kwargs, seed)
     cfg = env_config(env_id, env_kwargs)
@@ -123,7 +166,7 @@ def _run_engine(
     jobs, config = scheduler.setting(ep.jobs, SimConfig(kill_on_walltime=cfg.kill_on_walltime))
     sim = Simulator(ep.platform, jobs, config)
     scheduler.reset()
-    rec = _Recorder(sim, gantt)
+    rec = _Recorder(sim, gantt is not None)
     steps = 0
     while sim.advance():
         rec.track()
@@ -134,10 +177,11 @@ def _run_engine(
     rec.track()
     rec.sample()
     result = sim.result()
-    image = render_gantt(sim, rec.log) if rec.log is not None else None
+    image = render_gantt(sim, rec.log, title=gantt) if rec.log is not None else None
+    summary, table, counts = count_unfinished(result.summary, result.jobs, sim.now)
     return EpisodeOutcome(
-        result.summary,
-        result.jobs,
+        summary,
+        table,
         rec.timeline(),
         "engine",
         steps,
@@ -145,15 +189,16 @@ def _run_engine(
         config.kill_on_walltime,
         0,
         image,
+        counts,
     )
 
 
 def _run_env(
-    name: str, env_id: str, env_kwargs: dict[str, Any], seed: int, gantt: bool
+    name: str, env_id: str, env_kwargs: dict[str, Any], seed: int, gantt: str | None
 ) -> EpisodeOutcome:
     policy = make_env_policy(name)
     kwargs = {**env_kwargs, **policy.env_overrides}
-    env = gym.make(env_id, render_mode="rgb_array" if gantt else None, **kwargs)
+    env = gym.make(env_id, render_mode="rgb_array" if gantt is not None else None, **kwargs)
     try:
         policy.bind(env)
         obs, info = env.reset(seed=seed)
@@ -170,12 +215,14 @@ def _run_env(
             if terminated or truncated:
                 break
         result = sim.result()
-        image = np.asarray(env.render()) if gantt else None
+        log = env.unwrapped.cmd.log  # type: ignore[attr-defined]
+        image = render_gantt(sim, log, title=gantt) if gantt is not None else None
     finally:
         env.close()
+    summary, jobs, counts = count_unfinished(dict(info["metrics"]), result.jobs, sim.now)
     return EpisodeOutcome(
-        dict(info["metrics"]),
-        result.jobs,
+        summary,
+        jobs,
         rec.timeline(),
         "env",
         steps,
@@ -183,6 +230,7 @@ def _run_env(
         bool(env.unwrapped.config.kill_on_walltime),  # type: ignore[attr-defined]
         int(info["invalid_actions"]),
         image,
+        counts,
     )
 
 
@@ -192,7 +240,7 @@ def run_episode(
     seed: int,
     env_kwargs: dict[str, Any] | None = None,
     *,
-    gantt: bool = False,
+    gantt: bool | str = False,
 ) -> EpisodeOutcome:
     """Run ``policy`` (a name of :mod:`hpcgym.bench.policies`) on episode ``seed`` of ``env_id``.
 
@@ -201,9 +249,13 @@ def run_episode(
         env_id: A registered id (``hpcgym/Rigid-v0``, ...).
         seed: The env's reset seed; it fixes the episode's jobs.
         env_kwargs: Overrides of the preset's arguments (``n_jobs``, ...).
-        gantt: Also draw the Gantt chart (an RGB array).
+        gantt: Also draw the Gantt chart (an RGB array); a string is its title (default: the
+            policy, preset and seed).
     """
     kwargs = dict(env_kwargs or {})
+    title = None
+    if gantt:
+        title = gantt if isinstance(gantt, str) else f"{policy} on {env_id}, episode seed {seed}"
     if policy_kind(policy) == "baseline":
-        return _run_engine(policy, env_id, kwargs, seed, gantt)
-    return _run_env(policy, env_id, kwargs, seed, gantt)
+        return _run_engine(policy, env_id, kwargs, seed, title)
+    return _run_env(policy, env_id, kwargs, seed, title)

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from hpcgym.atomic import write_csv
 from hpcgym.bench.episode import run_episode
 from hpcgym.bench.policies import policy_kind, policy_label, trust_pickled
 
@@ -37,6 +38,7 @@ def episode_row(policy: str, env_id: str, seed: int, env_kwargs: dict[str, Any])
         "invalid_actions": out.invalid_actions,
     }
     row.update(out.summary)
+    row.update(out.counts)
     return row
 
 
@@ -46,21 +48,38 @@ def evaluate(
     seeds: Sequence[int],
     env_kwargs: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """Every policy on every seed, in that order (one process; see ``hpcgym bench`` for more)."""
+    """Every policy on every seed, in that order (one process; see ``hpcgym bench`` for more).
+
+    Raises:
+        SpecError: An unknown policy; a ``<baseline>@env`` whose windows are too small for
+            some episode (``hpcgym.bench.windows``), before anything runs.
+    """
     kwargs = dict(env_kwargs or {})
-    for p in policies:
-        policy_kind(p)  # fail early on an unknown name
+    adapted = [p for p in policies if policy_kind(p) == "adapted"]  # unknown names fail here
+    if adapted:
+        from hpcgym.bench.windows import check_adapted
+
+        check_adapted([(p, env_id, env_id, kwargs, seeds) for p in adapted])
     rows = [episode_row(p, env_id, s, kwargs) for p in policies for s in seeds]
     return pd.DataFrame(rows)
 
 
 def summary_table(results: pd.DataFrame, by: Sequence[str] = ("policy",)) -> pd.DataFrame:
-    """Mean of the headline metrics per group, best ``mean_bsld`` first."""
-    cols = [c for c in HEADLINE if c in results.columns]
-    table = results.groupby(list(by), sort=False)[cols].mean()
-    table.insert(0, "episodes", results.groupby(list(by), sort=False).size())
-    table.insert(1, "truncated", results.groupby(list(by), sort=False)["truncated"].sum())
-    return table.sort_values("mean_bsld", kind="stable")
+    """Mean of the headline metrics and job counts per group, best ``mean_bsld`` first.
+
+    A group with truncated episodes comes after every group without them: its slowdowns cover
+    only the jobs that started (``unfinished`` counts the others).
+    """
+    cols = [c for c in (*HEADLINE, "killed", "rejected", "unfinished") if c in results.columns]
+    groups = results.groupby(list(by), sort=False)
+    table = groups[cols].mean()
+    table.insert(0, "episodes", groups.size())
+    table.insert(1, "truncated", groups["truncated"].sum())
+    order = sorted(
+        range(len(table)),
+        key=lambda i: (bool(table["truncated"].iloc[i] > 0), table["mean_bsld"].iloc[i]),
+    )
+    return table.iloc[order]
 
 
 def format_table(table: pd.DataFrame) -> str:
@@ -84,8 +103,7 @@ def run(args: argparse.Namespace) -> int:
     print("paths: " + ", ".join(f"{p}={k}" for p, k in paths.items()))
     if args.out:
         out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        results.to_csv(out, index=False)
+        write_csv(out, results, index=False)
         print(f"per-episode table: {out}")
     return 0
 
@@ -94,23 +112,46 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add ``evaluate`` to the ``hpcgym`` command line."""
     p = subparsers.add_parser(
         "evaluate",
-        help="run policies on the same seeded episodes of a preset",
-        description=__doc__,
+        help="run policies on the same seeded episodes of a preset "
+        "(e.g. hpcgym evaluate --policy easy --policy runs/x)",
+        description=(
+            "Run policies on the same seeded episodes of one preset and print their mean\n"
+            "metrics. Every policy schedules the same jobs, and a rerun gives the same table.\n"
+            "Policies with truncated episodes are listed after the others."
+        ),
+        epilog="examples:\n  hpcgym evaluate --env hpcgym/Rigid-v0 --policy fcfs --policy easy\n"
+        "  hpcgym evaluate --env hpcgym/Malleable-v0 --n-jobs 64 --episodes 5 "
+        "--policy mebf --policy runs/x --out eval.csv",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--env", default="hpcgym/Rigid-v0", help="registered env id")
+    p.add_argument(
+        "--env", default="hpcgym/Rigid-v0", help="a registered preset (default hpcgym/Rigid-v0)"
+    )
     p.add_argument(
         "--policy",
         action="append",
-        help="advance, random, a baseline name (name@env: through the env adapter) or a saved "
-        "agent path (repeatable; "
-        "default: fcfs, easy, random)",
+        help="a policy, repeatable: advance, random, first-fit, a baseline (easy; easy@env acts "
+        "through the env), or a saved agent (its run folder, e.g. runs/x); "
+        "default: fcfs, easy, random",
     )
-    p.add_argument("--episodes", type=int, default=3, help="number of episodes")
-    p.add_argument("--seed", type=int, default=0, help="first episode seed")
-    p.add_argument("--n-jobs", type=int, default=None, help="jobs per episode (preset default)")
-    p.add_argument("--env-kwargs", default=None, help="JSON object of preset overrides")
-    p.add_argument("--out", default=None, help="write the per-episode table to this CSV")
+    p.add_argument("--episodes", type=int, default=3, help="number of episodes (default 3)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="the first episode's seed; the others follow (default 0; e.g. --seed 1000)",
+    )
+    p.add_argument(
+        "--n-jobs", type=int, default=None, help="jobs per episode (default: the preset's; e.g. 64)"
+    )
+    p.add_argument(
+        "--env-kwargs",
+        default=None,
+        help="preset overrides as a JSON object (e.g. '{\"queue_slots\": 64}')",
+    )
+    p.add_argument(
+        "--out", default=None, help="write the per-episode table to this CSV (e.g. eval.csv)"
+    )
     p.add_argument(
         "--trust-pickle",
         action="store_true",

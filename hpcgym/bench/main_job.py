@@ -2,13 +2,16 @@
 
 1. Train a small MaskablePPO agent (job-scoring policy, the shipped hyperparameters, seed 0) on
    the training episodes of the main scenario's preset, with the scenario's episode size, for
-   ``MAIN_TIMESTEPS`` steps (``--timesteps`` to change). A finished agent is reused: the run
-   folder is ``<out>/agent`` and training is skipped when its agent (``agent.safetensors`` and
-   ``agent.json``) is there; an interrupted training resumes from its last checkpoint (one
-   every ``MAIN_CHECKPOINT_EVERY`` steps) to the same agent.
+   ``MAIN_TIMESTEPS`` steps (``--timesteps`` to change). The agent lives in
+   ``<out>/main/agent-<steps>-steps``; a finished one (``agent.safetensors`` and its card
+   ``agent.json``) is reused, and the line that says so names it and its card; an interrupted
+   training resumes from its last checkpoint (one every ``MAIN_CHECKPOINT_EVERY`` steps) to the
+   same agent.
 2. Run the scenario's baselines, ``random``, ``advance`` and the agent on the scenario's
-   held-out episode seeds, in 2 worker processes.
-3. Print the leaderboard and where the tables and plots are.
+   held-out episode seeds, in 2 worker processes, into a new run folder
+   ``<out>/main/<UTC time>-<hash>`` (the hash covers the agent's file, so runs with another
+   agent never share one; ``--resume`` finishes the newest run of this configuration).
+3. Print the leaderboard and where the tables, plots and ``run.json`` are.
 
 Everything is seeded, so a rerun reproduces the numbers.
 """
@@ -16,7 +19,9 @@ Everything is seeded, so a rerun reproduces the numbers.
 from __future__ import annotations
 
 import argparse
+import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from hpcgym.bench import scenarios
@@ -25,22 +30,31 @@ from hpcgym.bench.command import run_bench
 MAIN_TIMESTEPS = 30_000
 """Training steps of the main job's agent (about a minute on one core)."""
 
+LABEL = "main"
+"""The main job's folder under ``--out``."""
+
 MAIN_CHECKPOINT_EVERY = 10_000
 """Steps between the main job's training checkpoints."""
 
 
-def main_job(args: argparse.Namespace) -> int:
-    """Train (unless already trained), benchmark, report."""
+def main_job(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
+    """Train (unless already trained), benchmark into a new run folder, report."""
     from hpcgym.agents.saved import is_saved_agent
     from hpcgym.agents.train import TrainConfig, train
 
     sc = scenarios.get(scenarios.MAIN)
-    out = Path(args.out) if args.out else Path("hpcgym-bench") / "main"
-    run_dir = out / "agent"
     steps = args.timesteps if args.timesteps is not None else MAIN_TIMESTEPS
+    base = Path(args.out) / LABEL
+    run_dir = base / f"agent-{steps}-steps"
+    agent = run_dir / "agent"
     print(f"main job: {sc.name} ({sc.description})")
-    if is_saved_agent(run_dir):
-        print(f"[1/2] reusing the agent in {run_dir} (delete it to retrain)")
+    card = run_dir / "agent.json"
+    if is_saved_agent(run_dir) and card.is_file():
+        info = json.loads(card.read_text())
+        print(
+            f"[1/2] reusing the agent in {run_dir} ({info.get('algo')} on {info.get('env_id')}, "
+            f"{info.get('timesteps', steps)} steps, seed {info.get('seed')}; delete it to retrain)"
+        )
     else:
         print(f"[1/2] training MaskablePPO on {sc.env_id} {sc.env_kwargs}, {steps} steps, seed 0")
         t0 = time.perf_counter()
@@ -52,7 +66,7 @@ def main_job(args: argparse.Namespace) -> int:
             out=str(run_dir),
             checkpoint_every=MAIN_CHECKPOINT_EVERY,
             resume=True,
-            progress=True,
+            progress=not args.no_progress,
         )
         r = train(cfg, announce=lambda line: print(f"      {line}"))
         print(
@@ -60,5 +74,18 @@ def main_job(args: argparse.Namespace) -> int:
             f"learner {r.learner_seconds:.0f} s); {r.episodes} training episodes"
         )
     print(f"[2/2] benchmarking on {len(sc.seeds)} held-out episodes")
-    policies = [*sc.policies, str(run_dir / "agent")]
-    return run_bench([sc.name], policies, out, args.executor, args.workers)
+    policies = [*sc.policies, str(agent)]
+    return run_bench(
+        [sc],
+        policies,
+        out=Path(args.out),
+        label=LABEL,
+        run_dir=Path(args.run_dir) if args.run_dir else None,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        executor=args.executor,
+        workers=args.workers,
+        ray_address=args.ray_address,
+        argv=argv,
+        progress=not args.no_progress,
+    )

@@ -1,42 +1,73 @@
-"""What ``hpcgym bench`` writes: tidy tables, a leaderboard and plots, in one output folder.
+"""What ``hpcgym bench`` writes: tidy tables, a leaderboard and plots, in one run folder.
 
-Files: ``results.csv`` (one row per episode; also ``results.parquet`` when pyarrow is present),
-``jobs.csv`` (one row per job), ``leaderboard.md``, and under ``plots/`` for each scenario
+Files (each written atomically, ``hpcgym.atomic``): ``results.csv`` (one row per episode; also
+``results.parquet`` when pyarrow is present), ``jobs.csv`` (one row per job: submit, start and
+end times, requested and largest held size, final state, wait, slowdowns; ``jobs.parquet`` too),
+``leaderboard.md``, ``failures.csv`` when a cell failed, and under ``plots/`` for each scenario
 ``<scenario>_slowdown.png`` (per-policy bounded-slowdown distributions over every episode),
-``<scenario>_timeline.png`` (utilization and queue length over the first episode, sampled at
-the decision points each policy saw) and ``<scenario>_gantt_<policy>.png`` (the first episode's
-Gantt chart with resize events).
+``<scenario>_timeline.png`` (one panel per policy: utilization and queue length over the first
+episode, sampled at the decision points the policy saw) and ``<scenario>_gantt_<policy>.png``
+(the first episode's Gantt chart with resize events).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
+from hpcgym.atomic import atomic_path, write_text
+from hpcgym.bench.cells import failures_table, save_png
 from hpcgym.bench.evaluate import HEADLINE
-from hpcgym.bench.runner import TaskOutcome, jobs_table, results_table
+from hpcgym.bench.runner import TaskFailure, TaskOutcome, jobs_table, results_table
+
+COUNTS = ("killed", "rejected", "unfinished")
+"""Job counts shown beside the headline metrics (means per episode)."""
 
 
-def leaderboard(results: pd.DataFrame, metrics: dict[str, str] | None = None) -> pd.DataFrame:
-    """Per scenario and policy: episodes, mean of the headline metrics, and a rank.
+def leaderboard(
+    results: pd.DataFrame,
+    metrics: dict[str, str] | None = None,
+    failures: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Per scenario and policy: episodes, mean of the headline metrics and job counts, a rank.
 
     Ranked by each scenario's metric (``metrics[scenario]``, default ``mean_bsld``; lower is
-    better), except that policies with truncated episodes come last.
+    better), except that a policy with truncated episodes comes after every policy without them
+    (its metrics cover only the jobs that started), and one with failed episodes (``failures``)
+    after those (its means cover only the episodes that ran).
     """
     metrics = metrics or {}
     cols = list(
-        dict.fromkeys([c for c in HEADLINE if c in results.columns] + list(metrics.values()))
+        dict.fromkeys(
+            [c for c in (*HEADLINE, *COUNTS) if c in results.columns] + list(metrics.values())
+        )
     )
     groups = results.groupby(["scenario", "policy"], sort=False)
     table = groups[cols].mean()
     table.insert(0, "episodes", groups.size())
     table.insert(1, "truncated", groups["truncated"].sum())
     table = table.reset_index()
-    # A truncated episode's metrics cover only the jobs that ended: such policies rank last.
-    score = [row[metrics.get(row["scenario"], "mean_bsld")] for _, row in table.iterrows()]
-    key = list(zip(table["scenario"], table["truncated"] > 0, score, strict=True))
+    failed = failures if failures is not None and len(failures) else None
+    if failed is not None:
+        counts = failed.groupby(["scenario", "policy"], sort=False).size()
+        have = set(zip(table["scenario"], table["policy"], strict=True))
+        missing = [k for k in counts.index if k not in have]
+        if missing:
+            extra = pd.DataFrame(missing, columns=["scenario", "policy"])
+            extra["episodes"] = 0
+            extra["truncated"] = 0
+            table = pd.concat([table, extra], ignore_index=True)
+        keys = list(zip(table["scenario"], table["policy"], strict=True))
+        table.insert(4, "failed", [int(counts.get(k, 0)) for k in keys])
+    bad = table["failed"] > 0 if "failed" in table else pd.Series(False, index=table.index)
+    score = [
+        row.get(metrics.get(row["scenario"], "mean_bsld"), math.nan) for _, row in table.iterrows()
+    ]
+    score = [math.inf if pd.isna(x) else x for x in score]
+    key = list(zip(table["scenario"], bad, table["truncated"] > 0, score, strict=True))
     order = sorted(range(len(table)), key=lambda i: key[i])
     table = table.iloc[order].reset_index(drop=True)
     table.insert(0, "rank", table.groupby("scenario", sort=False).cumcount() + 1)
@@ -63,6 +94,15 @@ def markdown(board: pd.DataFrame, title: str) -> str:
         for _, row in part.iterrows():
             lines.append("| " + " | ".join(_fmt(row[c]) for c in cols) + " |")
         lines.append("")
+        if (part["truncated"] > 0).any():
+            lines += [
+                "Policies with truncated episodes (cut at the step limit) rank after the others: "
+                "their slowdowns cover only the jobs that started; `mean_wait` counts the "
+                "jobs that never started up to the cut, `unfinished` counts them.",
+                "",
+            ]
+        if "failed" in part and (part["failed"] > 0).any():
+            lines += ["Policies with failed episodes rank last: see `failures.csv`.", ""]
     return "\n".join(lines)
 
 
@@ -72,61 +112,109 @@ def terminal(board: pd.DataFrame) -> str:
     return view.to_string(float_format=lambda x: f"{x:,.2f}")
 
 
+def _slowdown_plot(scenario: str, part: pd.DataFrame, cut: set[str], path: Path) -> Path:
+    from matplotlib.figure import Figure
+
+    policies = list(dict.fromkeys(part["policy"]))
+    data = [part.loc[part["policy"] == p, "bsld"].dropna().to_numpy() for p in policies]
+    labels = [f"{p}\n(truncated)" if p in cut else p for p in policies]
+    fig = Figure(figsize=(max(6.0, 1.1 * len(policies)), 4.0))
+    ax = fig.add_subplot(1, 1, 1)
+    ax.boxplot(data, tick_labels=labels, showfliers=True, flierprops={"markersize": 2})
+    ax.set_yscale("log")
+    ax.set_ylabel("bounded slowdown per job (log)")
+    ax.set_title(f"{scenario}: bounded slowdown of every started job, all episodes", fontsize=10)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100, format="png")
+    return path
+
+
+def _timeline_plot(scenario: str, mine: list[TaskOutcome], path: Path) -> Path:
+    """Small multiples: one panel per policy, utilization (left) and queue length (right)."""
+    from matplotlib.figure import Figure
+
+    cols = 2 if len(mine) > 1 else 1
+    rows = math.ceil(len(mine) / cols)
+    fig = Figure(figsize=(5.0 * cols, 2.2 * rows + 0.6))
+    axes = fig.subplots(rows, cols, sharex=True, sharey=True, squeeze=False)
+    queue_max = max(float(o.timeline["queued"].max()) for o in mine if o.timeline is not None)
+    for k, ax in enumerate(axes.flat):
+        if k >= len(mine):
+            ax.set_visible(False)
+            continue
+        o = mine[k]
+        tl = o.timeline
+        assert tl is not None
+        t = (tl["time"] - tl["time"].iloc[0]) / 3600.0
+        ax.step(t, tl["utilization"], where="post", color="tab:blue", linewidth=0.9)
+        ax.set_ylim(0, 1.05)
+        q = ax.twinx()
+        q.step(t, tl["queued"], where="post", color="tab:orange", linewidth=0.8)
+        q.set_ylim(0, max(1.0, queue_max) * 1.05)
+        flag = " (truncated)" if o.row["truncated"] else ""
+        ax.set_title(f"{o.row['policy']}{flag}", fontsize=9)
+        if k % cols == 0:
+            ax.set_ylabel("busy node fraction", color="tab:blue", fontsize=8)
+        if k % cols == cols - 1 or k == len(mine) - 1:
+            q.set_ylabel("queued jobs", color="tab:orange", fontsize=8)
+        else:
+            q.tick_params(labelright=False)
+        if k >= len(mine) - cols:  # the lowest panel of its column
+            ax.set_xlabel("hours since the first decision point", fontsize=8)
+            ax.tick_params(labelbottom=True)
+    fig.suptitle(
+        f"{scenario}, episode seed {mine[0].row['seed']}: busy node fraction (blue) and "
+        "queue length (orange)",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100, format="png")
+    return path
+
+
 def _plots(outcomes: Sequence[TaskOutcome], jobs: pd.DataFrame, folder: Path) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg", force=False)
-    from matplotlib.figure import Figure
 
-    folder.mkdir(parents=True, exist_ok=True)
     written = []
     for scenario, part in jobs.groupby("scenario", sort=False):
-        policies = list(dict.fromkeys(part["policy"]))
-        data = [part.loc[part["policy"] == p, "bsld"].dropna().to_numpy() for p in policies]
         cut = {
             o.row["policy"]
             for o in outcomes
             if o.row["scenario"] == scenario and o.row["truncated"]
         }
-        labels = [f"{p}\n(truncated)" if p in cut else p for p in policies]
-        fig = Figure(figsize=(max(6.0, 1.1 * len(policies)), 4.0))
-        ax = fig.add_subplot(1, 1, 1)
-        ax.boxplot(data, tick_labels=labels, showfliers=True, flierprops={"markersize": 2})
-        ax.set_yscale("log")
-        ax.set_ylabel("bounded slowdown (per ended job, all episodes)")
-        ax.set_title(str(scenario))
-        fig.tight_layout()
         path = folder / f"{scenario}_slowdown.png"
-        fig.savefig(path, dpi=100)
-        written.append(path)
+        written.append(_slowdown_plot(str(scenario), part, cut, path))
     detailed = [o for o in outcomes if o.timeline is not None]
     for scenario in dict.fromkeys(o.row["scenario"] for o in detailed):
         mine = [o for o in detailed if o.row["scenario"] == scenario]
-        fig = Figure(figsize=(9.0, 5.0))
-        ax_u, ax_q = fig.add_subplot(2, 1, 1), fig.add_subplot(2, 1, 2)
+        written.append(_timeline_plot(scenario, mine, folder / f"{scenario}_timeline.png"))
         for o in mine:
-            tl = o.timeline
-            assert tl is not None
-            t = (tl["time"] - tl["time"].iloc[0]) / 3600.0
-            ax_u.step(t, tl["utilization"], where="post", label=o.row["policy"], linewidth=0.9)
-            ax_q.step(t, tl["queued"], where="post", label=o.row["policy"], linewidth=0.9)
-        ax_u.set_ylabel("busy node fraction")
-        ax_q.set_ylabel("queued jobs")
-        ax_q.set_xlabel(f"hours since the first decision point (seed {mine[0].row['seed']})")
-        ax_u.legend(fontsize=7, ncol=4, loc="lower right")
-        ax_u.set_title(str(scenario))
-        fig.tight_layout()
-        path = folder / f"{scenario}_timeline.png"
-        fig.savefig(path, dpi=100)
-        written.append(path)
-        for o in mine:
-            if o.gantt is None:
-                continue
-            import matplotlib.pyplot as plt
+            if o.gantt is not None:
+                path = folder / f"{scenario}_gantt_{o.row['policy']}.png"
+                written.append(save_png(path, o.gantt))
+    return written
 
-            path = folder / f"{scenario}_gantt_{o.row['policy']}.png"
-            plt.imsave(path, o.gantt)
-            written.append(path)
+
+def _write_tables(results: pd.DataFrame, jobs: pd.DataFrame, folder: Path) -> list[Path]:
+    written = []
+    for name, table in (("results", results), ("jobs", jobs)):
+        path = folder / f"{name}.csv"
+        with atomic_path(path) as tmp:
+            table.to_csv(tmp, index=False)
+        written.append(path)
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return written
+    for name, table in (("results", results), ("jobs", jobs)):
+        path = folder / f"{name}.parquet"
+        with atomic_path(path) as tmp:
+            table.to_parquet(tmp, index=False)
+        written.append(path)
     return written
 
 
@@ -135,22 +223,24 @@ def write_report(
     folder: Path,
     title: str,
     metrics: dict[str, str] | None = None,
+    failures: Sequence[TaskFailure] = (),
 ) -> tuple[pd.DataFrame, list[Path]]:
     """Write every output into ``folder``; return the leaderboard and the files written."""
     folder.mkdir(parents=True, exist_ok=True)
-    results = results_table(outcomes)
-    jobs = jobs_table(outcomes)
-    written = [folder / "results.csv", folder / "jobs.csv", folder / "leaderboard.md"]
-    results.to_csv(written[0], index=False)
-    jobs.to_csv(written[1], index=False)
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        pass
+    written = []
+    failed = failures_table(folder, list(failures))
+    if outcomes:
+        results = results_table(outcomes)
+        written += _write_tables(results, jobs_table(outcomes), folder)
     else:
-        results.to_parquet(folder / "results.parquet", index=False)
-        written.append(folder / "results.parquet")
-    board = leaderboard(results, metrics)
-    written[2].write_text(markdown(board, title) + "\n")
-    written += _plots(outcomes, jobs, folder / "plots")
+        results = pd.DataFrame(columns=["scenario", "policy", "truncated"])
+    if len(failed):
+        path = folder / "failures.csv"
+        with atomic_path(path) as tmp:
+            failed.to_csv(tmp, index=False)
+        written.append(path)
+    board = leaderboard(results, metrics, failed)
+    written.append(write_text(folder / "leaderboard.md", markdown(board, title) + "\n"))
+    if outcomes:
+        written += _plots(outcomes, jobs_table(outcomes), folder / "plots")
     return board, written

@@ -3,15 +3,25 @@
 A task is ``(scenario, policy, seed)``; its outcome depends on nothing else (episodes are drawn
 from the seed, ``random`` is seeded with it, agents act deterministically), and outcomes are
 returned in the order of :func:`plan`, so the tables are the same whatever the executor and the
-number of workers.
+number of workers. Each finished task is handed to a callback as soon as it is done (the bench
+stores it there, so an interrupted run loses nothing), and a task that raises becomes a
+:class:`TaskFailure` (its error and traceback) instead of stopping the others.
+
+Which executor ``auto`` picks (:func:`resolve_executor`): Ray only when a Ray cluster is attached
+(``RAY_ADDRESS`` or ``ray_address``), since a local Ray spreads the work over the same cores as
+the process pool and pays its start-up on top; otherwise a pool of ``workers`` processes, or
+this process alone when there is one worker or one task.
 """
 
 from __future__ import annotations
 
 import logging
 import multiprocessing
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+import os
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +34,24 @@ from hpcgym.bench.scenarios import Scenario
 from hpcgym.errors import SpecError
 
 EXECUTORS = ("auto", "process", "serial", "ray")
+
+JOB_COLUMNS = (
+    "id",
+    "kind",
+    "state",
+    "submit",
+    "start",
+    "end",
+    "requested_nodes",
+    "max_nodes_held",
+    "wait",
+    "bsld",
+    "slowdown",
+    "reconfigurations",
+    "preemptions",
+)
+"""Columns of ``jobs.csv`` after scenario, policy and seed (``hpcgym.sim.metrics`` defines them;
+``wait`` of a job that never started runs to the episode's end, see ``hpcgym.bench.episode``)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +72,24 @@ class TaskOutcome:
     jobs: pd.DataFrame
     timeline: pd.DataFrame | None
     gantt: np.ndarray | None
+    cpu_seconds: float = 0.0
+    """CPU time the task took in its worker (for ``run.json``; not part of the tables)."""
+
+
+@dataclass(frozen=True)
+class TaskFailure:
+    """A task that raised: who, where, which seed, the error and its traceback."""
+
+    scenario: str
+    policy: str
+    seed: int
+    error: str
+    traceback: str
+
+
+Outcome = TaskOutcome | TaskFailure
+OnDone = Callable[[int, Outcome], None]
+"""Called in this process with a task's index in the plan and its outcome, as each finishes."""
 
 
 def plan(scenarios: Sequence[Scenario], policies: Sequence[str] | None = None) -> list[Task]:
@@ -58,18 +104,37 @@ def plan(scenarios: Sequence[Scenario], policies: Sequence[str] | None = None) -
     return tasks
 
 
+def run_cell(task: Task) -> Outcome:
+    """:func:`run_task`, with an exception turned into a :class:`TaskFailure`."""
+    try:
+        return run_task(task)
+    except Exception as e:
+        return TaskFailure(
+            task.scenario.name,
+            policy_label(task.policy),
+            task.seed,
+            f"{type(e).__name__}: {e}",
+            traceback.format_exc(),
+        )
+
+
 def run_task(task: Task) -> TaskOutcome:
     """Run one task (in whatever process the executor chose)."""
+    cpu0 = time.process_time()
     if policy_kind(task.policy) == "agent":
         import torch
 
         torch.set_num_threads(1)  # one episode per worker: intra-op threads only contend
     sc = task.scenario
-    out = run_episode(task.policy, sc.env_id, task.seed, sc.env_kwargs, gantt=task.detail)
+    label = policy_label(task.policy)
+    title = f"{label} on {sc.name} ({sc.env_id}), episode seed {task.seed}"
+    out = run_episode(
+        task.policy, sc.env_id, task.seed, sc.env_kwargs, gantt=title if task.detail else False
+    )
     row: dict[str, Any] = {
         "scenario": sc.name,
         "env_id": sc.env_id,
-        "policy": policy_label(task.policy),
+        "policy": label,
         "seed": task.seed,
         "path": out.path,
         "steps": out.steps,
@@ -78,12 +143,14 @@ def run_task(task: Task) -> TaskOutcome:
         "invalid_actions": out.invalid_actions,
     }
     row.update(out.summary)
-    jobs = out.jobs[["id", "kind", "state", "wait", "bsld", "slowdown", "reconfigurations"]]
+    row.update(out.counts)
+    jobs = out.jobs[list(JOB_COLUMNS)]
     jobs.insert(0, "seed", task.seed)
     jobs.insert(0, "policy", row["policy"])
     jobs.insert(0, "scenario", sc.name)
     timeline = out.timeline if task.detail else None
-    return TaskOutcome(row, jobs.reset_index(drop=True), timeline, out.gantt)
+    cpu = time.process_time() - cpu0
+    return TaskOutcome(row, jobs.reset_index(drop=True), timeline, out.gantt, cpu)
 
 
 def ray_available() -> bool:
@@ -108,7 +175,52 @@ class _DropTokenNotice(logging.Filter):
 RAY_TOKEN_LOGGER = "ray._private.authentication.authentication_token_setup"
 
 
-def _run_ray(tasks: Sequence[Task], workers: int) -> list[TaskOutcome]:
+@dataclass(frozen=True)
+class Executor:
+    """The executor that actually runs: ``serial``, ``process`` or ``ray``, and its workers."""
+
+    name: str
+    workers: int
+    address: str | None = None
+    """The attached Ray cluster (``None``: a local one, or no Ray)."""
+
+    def describe(self) -> str:
+        """For log lines: ``serial (this process)``, ``process (2 workers)``, ..."""
+        if self.name == "serial":
+            return "serial (this process)"
+        if self.name == "process":
+            return f"process pool ({self.workers} worker processes)"
+        if self.address:
+            return f"ray (cluster at {self.address})"
+        return f"ray (local, {self.workers} CPUs)"
+
+
+def resolve_executor(
+    executor: str, workers: int, n_tasks: int, ray_address: str | None = None
+) -> Executor:
+    """What ``executor`` means here (see the module doc for ``auto``).
+
+    Args:
+        executor: One of :data:`EXECUTORS`.
+        workers: Local worker processes (or CPUs of a local Ray).
+        n_tasks: Tasks to run (one task runs in this process).
+        ray_address: A Ray cluster to attach to; ``None``: ``RAY_ADDRESS`` when it is set.
+    """
+    if executor not in EXECUTORS:
+        raise SpecError(f"executor must be one of {EXECUTORS}, got {executor!r}")
+    address = ray_address or os.environ.get("RAY_ADDRESS") or None
+    if executor == "auto":
+        executor = "ray" if address else "process"
+    if executor == "ray":
+        if not ray_available():
+            raise SpecError("executor 'ray' needs ray installed (pip install 'ray[default]')")
+        return Executor("ray", workers, address)
+    if executor == "serial" or workers <= 1 or n_tasks <= 1:
+        return Executor("serial", 1)
+    return Executor("process", min(workers, n_tasks))
+
+
+def _run_ray(tasks: Sequence[Task], ex: Executor, on_done: OnDone) -> list[Outcome]:
     import ray
 
     if not ray.is_initialized():
@@ -116,38 +228,88 @@ def _run_ray(tasks: Sequence[Task], workers: int) -> list[TaskOutcome]:
         notice = _DropTokenNotice()
         token_log.addFilter(notice)
         try:
-            ray.init(num_cpus=workers, ignore_reinit_error=True, include_dashboard=False)
+            if ex.address:
+                ray.init(address=ex.address, ignore_reinit_error=True)
+            else:
+                ray.init(num_cpus=ex.workers, ignore_reinit_error=True, include_dashboard=False)
         finally:
             token_log.removeFilter(notice)
-    remote = ray.remote(run_task)
-    return list(ray.get([remote.remote(t) for t in tasks]))
+    remote = ray.remote(run_cell)
+    refs = [remote.remote(t) for t in tasks]
+    index = {r: i for i, r in enumerate(refs)}
+    outcomes: list[Any] = [None] * len(tasks)
+    pending = list(refs)
+    while pending:
+        ready, pending = ray.wait(pending, num_returns=1)
+        for ref in ready:
+            i = index[ref]
+            outcomes[i] = ray.get(ref)
+            on_done(i, outcomes[i])
+    return outcomes
 
 
-def execute(tasks: Sequence[Task], executor: str = "auto", workers: int = 2) -> list[TaskOutcome]:
-    """Outcomes of ``tasks``, in their order.
-
-    Args:
-        tasks: From :func:`plan`.
-        executor: ``process`` (a local pool of ``workers`` processes), ``serial``, ``ray`` (a Ray
-            cluster: the one ``ray.init`` finds, else a local one), or ``auto`` (Ray when it is
-            importable, else processes).
-        workers: Local processes (or CPUs of a local Ray).
-    """
-    if executor not in EXECUTORS:
-        raise SpecError(f"executor must be one of {EXECUTORS}, got {executor!r}")
-    if executor == "auto":
-        executor = "ray" if ray_available() else "process"
-    if executor == "ray":
-        if not ray_available():
-            raise SpecError("executor 'ray' needs ray installed (pip install 'ray[default]')")
-        return _run_ray(tasks, workers)
-    if executor == "serial" or workers <= 1 or len(tasks) <= 1:
-        return [run_task(t) for t in tasks]
+def _run_pool(tasks: Sequence[Task], workers: int, on_done: OnDone) -> list[Outcome]:
     # forkserver: a fork of a parent that already runs torch threads can deadlock.
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["hpcgym.bench.runner"])  # workers fork with imports done
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        return list(pool.map(run_task, tasks))
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    outcomes: list[Any] = [None] * len(tasks)
+    try:
+        futures = {pool.submit(run_cell, t): i for i, t in enumerate(tasks)}
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in sorted(done, key=futures.__getitem__):
+                i = futures[f]
+                outcomes[i] = f.result()
+                on_done(i, outcomes[i])
+    except BaseException:
+        # Ctrl-C or a failing callback: drop the queued tasks instead of running them all.
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return outcomes
+
+
+def _ignore(index: int, outcome: Outcome) -> None:
+    """The default callback: nothing to do."""
+
+
+def execute(
+    tasks: Sequence[Task],
+    executor: str | Executor = "auto",
+    workers: int = 2,
+    on_done: OnDone = _ignore,
+) -> list[Outcome]:
+    """Outcomes of ``tasks`` (a :class:`TaskOutcome`, or a :class:`TaskFailure`), in their order.
+
+    Args:
+        tasks: From :func:`plan`.
+        executor: ``process`` (a local pool of ``workers`` processes), ``serial``, ``ray`` (the
+            cluster at ``RAY_ADDRESS``, else a local one with ``workers`` CPUs), ``auto`` (see
+            the module doc), or an :class:`Executor` from :func:`resolve_executor`.
+        workers: Local processes (or CPUs of a local Ray).
+        on_done: Called in this process as each task finishes, in completion order.
+    """
+    ex = (
+        executor
+        if isinstance(executor, Executor)
+        else resolve_executor(executor, workers, len(tasks))
+    )
+    if ex.name == "ray":
+        return _run_ray(tasks, ex, on_done)
+    if ex.name == "serial":
+        outcomes = []
+        for i, t in enumerate(tasks):
+            outcomes.append(run_cell(t))
+            on_done(i, outcomes[-1])
+        return outcomes
+    return _run_pool(tasks, ex.workers, on_done)
+
+
+def finished(outcomes: Sequence[Outcome]) -> list[TaskOutcome]:
+    """The outcomes that are not failures, in their order."""
+    return [o for o in outcomes if isinstance(o, TaskOutcome)]
 
 
 def results_table(outcomes: Sequence[TaskOutcome]) -> pd.DataFrame:

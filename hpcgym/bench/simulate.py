@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hpcgym.atomic import write_csv
 from hpcgym.baselines import make, names
 from hpcgym.sim import SimConfig
 from hpcgym.workloads import registry, transforms
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {key:<{width}}  {fmt.format(summary[key])}")
     if args.out:
         out = Path(args.out)
-        result.jobs.to_csv(out, index=False)
+        write_csv(out, result.jobs, index=False)
         print(f"per-job table: {out}")
     return 0
 
@@ -61,13 +62,33 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add ``simulate`` to the ``hpcgym`` command line."""
     p = subparsers.add_parser(
         "simulate",
-        help="run a baseline scheduler over a workload set",
+        help="run a baseline scheduler over a workload set (e.g. hpcgym simulate --scheduler mebf)",
         description="Run a baseline scheduler over a named workload set and print its metrics.",
+        epilog="examples:\n  hpcgym simulate --scheduler easy --workload swf/lublin256-v0\n"
+        "  hpcgym simulate --scheduler mebf --workload elastic/sdsc-sp2-mebf-v0 --jobs 500 "
+        "--out jobs.csv",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--workload", default="swf/lublin256-v0", help="workload set name")
-    p.add_argument("--seed", type=int, default=0, help="workload seed")
-    p.add_argument("--jobs", type=int, default=None, help="keep the first N jobs")
-    p.add_argument("--scheduler", default="easy", choices=names(), help="baseline name")
-    p.add_argument("--no-kill", action="store_true", help="do not kill jobs past walltime")
-    p.add_argument("--out", default=None, help="write the per-job table to this CSV file")
+    p.add_argument(
+        "--workload",
+        default="swf/lublin256-v0",
+        help="a workload set name, see hpcgym workloads list (default swf/lublin256-v0)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the workload set's draws (default 0)"
+    )
+    p.add_argument("--jobs", type=int, default=None, help="keep the first N jobs (e.g. 500)")
+    p.add_argument(
+        "--scheduler",
+        default="easy",
+        choices=names(),
+        metavar="NAME",
+        help=f"the scheduler (default easy): {', '.join(names())}",
+    )
+    p.add_argument(
+        "--no-kill", action="store_true", help="let jobs run past their walltime (no kills)"
+    )
+    p.add_argument(
+        "--out", default=None, help="write the per-job table to this CSV file (e.g. jobs.csv)"
+    )
     p.set_defaults(func=run)

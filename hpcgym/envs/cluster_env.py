@@ -240,7 +240,18 @@ class ClusterEnv(gym.Env[Any, np.int64]):
             ids = [self.ledger.jobs[int(r)].spec.id for r in self._decision.queue_rows]
             return render_ansi(self.sim, ids)
         assert self.cmd.log is not None
-        return render_gantt(self.sim, self.cmd.log)
+        return render_gantt(self.sim, self.cmd.log, title=self.gantt_title())
+
+    def gantt_title(self) -> str:
+        """The ``rgb_array`` picture's title: the env id, the episode's jobs and its start."""
+        sim = self.sim
+        assert sim is not None
+        origin = min((j.spec.submit for j in sim.jobs.values()), default=0.0)
+        name = self.spec.id if self.spec is not None else type(self).__name__
+        return (
+            f"{name}: {len(sim.jobs)} jobs on {sim.platform.total_nodes} nodes, "
+            f"episode from trace time {origin:,.0f} s"
+        )
 
     # ------------------------------------------------------------------ internals
     def _setup(self, episode: Episode) -> None:

@@ -121,19 +121,40 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``workloads`` command and its sub-commands to a parser's subparsers."""
-    p = subparsers.add_parser("workloads", help="list, inspect, convert and generate workloads")
+    raw = argparse.RawDescriptionHelpFormatter
+    p = subparsers.add_parser(
+        "workloads",
+        help="list, inspect, convert and generate workloads (e.g. hpcgym workloads list)",
+        description="List, inspect, convert and generate workload sets and SWF files.",
+        epilog="examples:\n  hpcgym workloads list\n  hpcgym workloads show swf/kth-sp2-v0\n"
+        "  hpcgym workloads convert trace.swf small.swf --first 1000\n"
+        "  hpcgym workloads generate elastic/sdsc-sp2-mebf-v0 mebf.swf.gz --seed 1",
+        formatter_class=raw,
+    )
     sub = p.add_subparsers(dest="workloads_command", required=True)
 
-    ls = sub.add_parser("list", help="list the named workload sets and the known trace files")
+    ls = sub.add_parser(
+        "list",
+        help="list the named workload sets and the known trace files (e.g. hpcgym workloads list)",
+        description="List the named workload sets, with their options, and every known trace "
+        "file with where it comes from.",
+        epilog="example:\n  hpcgym workloads list",
+        formatter_class=raw,
+    )
     ls.set_defaults(func=_cmd_list)
 
     fetch = sub.add_parser(
         "fetch",
-        help="download a Parallel Workloads Archive log and check its pinned SHA-256",
-        description="Download a known archive log (e.g. `hpcgym workloads fetch ctc-sp2`) into "
-        "the cache folder ($HPCGYM_CACHE, else the user cache), where workload lookups find it.",
+        help="download a Parallel Workloads Archive log, checked against its pinned SHA-256 "
+        "(e.g. hpcgym workloads fetch ctc-sp2)",
+        description="Download a known archive log into the cache folder ($HPCGYM_CACHE, else "
+        "the user cache), where workload lookups find it; the SHA-256 is checked before the "
+        "file is kept.",
+        epilog="examples:\n  hpcgym workloads fetch ctc-sp2\n"
+        "  hpcgym workloads fetch ricc --sha256 HEX --to ./traces",
+        formatter_class=raw,
     )
-    fetch.add_argument("name", help="trace key or file name, as `hpcgym workloads list` shows")
+    fetch.add_argument("name", help="trace key or file name, as list shows (e.g. ctc-sp2)")
     fetch.add_argument("--to", metavar="DIR", help="download into DIR instead of the cache")
     fetch.add_argument(
         "--mirror",
@@ -147,30 +168,82 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     fetch.set_defaults(func=_cmd_fetch)
 
-    show = sub.add_parser("show", help="statistics of a named set or an SWF file")
-    show.add_argument("target", help="set name (see `list`) or SWF file")
-    show.add_argument("--seed", type=int, default=0)
-    show.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
-    show.add_argument("--provenance", action="store_true", help="print the provenance steps")
-    show.add_argument("--lenient", action="store_true", help="skip bad lines (strict=False)")
+    seed_help = "seed of the set's random choices (default 0; e.g. --seed 3)"
+    option_help = "an option of the named set, repeatable (e.g. --option n_jobs=500)"
+    lenient_help = "skip malformed SWF lines instead of stopping at the first one"
+    show = sub.add_parser(
+        "show",
+        help="statistics of a named set or an SWF file (e.g. hpcgym workloads show swf/hpc2n-v0)",
+        description="Print the statistics of a named workload set or an SWF file.",
+        epilog="examples:\n  hpcgym workloads show swf/kth-sp2-v0 --provenance\n"
+        "  hpcgym workloads show trace.swf --lenient",
+        formatter_class=raw,
+    )
+    show.add_argument("target", help="a set name (see list) or an SWF file, e.g. swf/kth-sp2-v0")
+    show.add_argument("--seed", type=int, default=0, help=seed_help)
+    show.add_argument(
+        "--option", action="append", default=[], metavar="KEY=VALUE", help=option_help
+    )
+    show.add_argument(
+        "--provenance", action="store_true", help="also print how the set was made, step by step"
+    )
+    show.add_argument("--lenient", action="store_true", help=lenient_help)
     show.set_defaults(func=_cmd_show)
 
-    conv = sub.add_parser("convert", help="read an SWF file, transform it, write SWF")
-    conv.add_argument("source")
-    conv.add_argument("dest", help="output file (.gz compresses)")
-    conv.add_argument("--window", type=float, nargs=2, metavar=("START", "END"))
-    conv.add_argument("--random-start", type=int, metavar="N_JOBS")
-    conv.add_argument("--first", type=int, metavar="N")
-    conv.add_argument("--load", type=float, help="target offered load")
-    conv.add_argument("--estimates", choices=["exact", "user", "noisy"])
-    conv.add_argument("--seed", type=int, default=0)
-    conv.add_argument("--procs-per-node", type=int)
-    conv.add_argument("--lenient", action="store_true", help="skip bad lines (strict=False)")
+    conv = sub.add_parser(
+        "convert",
+        help="read an SWF file, transform it, write SWF "
+        "(e.g. hpcgym workloads convert in.swf out.swf --first 100)",
+        description="Read an SWF file, apply the transforms given (in the order listed below), "
+        "and write SWF with the command recorded in its header.",
+        epilog="examples:\n  hpcgym workloads convert trace.swf first1k.swf --first 1000\n"
+        "  hpcgym workloads convert trace.swf.gz loaded.swf --load 0.9 --estimates exact",
+        formatter_class=raw,
+    )
+    conv.add_argument("source", help="the SWF file to read (.gz is read too)")
+    conv.add_argument("dest", help="the SWF file to write (.gz compresses)")
+    conv.add_argument(
+        "--window",
+        type=float,
+        nargs=2,
+        metavar=("START", "END"),
+        help="keep jobs submitted between START and END seconds (e.g. --window 0 86400)",
+    )
+    conv.add_argument(
+        "--random-start",
+        type=int,
+        metavar="N_JOBS",
+        help="keep N_JOBS consecutive jobs from a start drawn with --seed (e.g. 256)",
+    )
+    conv.add_argument("--first", type=int, metavar="N", help="keep the first N jobs (e.g. 1000)")
+    conv.add_argument(
+        "--load", type=float, help="scale arrival times to this offered load (e.g. 0.9)"
+    )
+    conv.add_argument(
+        "--estimates",
+        choices=["exact", "user", "noisy"],
+        help="walltime estimates: exact runtimes, the users' own, or noisy (seeded)",
+    )
+    conv.add_argument("--seed", type=int, default=0, help=seed_help)
+    conv.add_argument(
+        "--procs-per-node",
+        type=int,
+        help="processors per node, to turn the trace's processors into nodes (e.g. 2)",
+    )
+    conv.add_argument("--lenient", action="store_true", help=lenient_help)
     conv.set_defaults(func=_cmd_convert)
 
-    gen = sub.add_parser("generate", help="write a named set as SWF (command and seed recorded)")
-    gen.add_argument("name")
-    gen.add_argument("dest", help="output file (.gz compresses)")
-    gen.add_argument("--seed", type=int, default=0)
-    gen.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    gen = sub.add_parser(
+        "generate",
+        help="write a named set as SWF, command and seed recorded "
+        "(e.g. hpcgym workloads generate swf/kth-sp2-v0 kth.swf)",
+        description="Write a named workload set as SWF, with the command and seed in its header.",
+        epilog="example:\n"
+        "  hpcgym workloads generate elastic/sdsc-sp2-mebf-v0 mebf.swf.gz --seed 1",
+        formatter_class=raw,
+    )
+    gen.add_argument("name", help="a set name (see list), e.g. elastic/sdsc-sp2-mebf-v0")
+    gen.add_argument("dest", help="the SWF file to write (.gz compresses)")
+    gen.add_argument("--seed", type=int, default=0, help=seed_help)
+    gen.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help=option_help)
     gen.set_defaults(func=_cmd_generate)

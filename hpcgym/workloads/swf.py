@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from hpcgym.atomic import write_bytes
 from hpcgym.errors import WorkloadError
 from hpcgym.workloads.header import SwfHeader
 
@@ -353,7 +354,7 @@ def write_swf(trace: SwfTrace, path: str | os.PathLike[str]) -> Path:
     if p.suffix == ".gz":
         payload = gzip.compress(payload, mtime=0)
     try:
-        p.write_bytes(payload)
+        write_bytes(p, payload)
     except OSError as e:
         raise WorkloadError(f"cannot write {p}: {e.strerror or e}. Check the folder.") from e
     return p

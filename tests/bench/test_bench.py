@@ -1,13 +1,15 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
 from hpcgym.bench import scenarios
 from hpcgym.bench.report import leaderboard
-from hpcgym.bench.runner import execute, plan, ray_available, results_table
+from hpcgym.bench.runner import execute, plan, ray_available, resolve_executor, results_table
 from hpcgym.cli import main
 from hpcgym.errors import SpecError
 
@@ -60,10 +62,10 @@ def test_bench_cli_writes_everything_and_reruns_identically(
 ) -> None:
     argv = ["bench", "--scenario", "tiny-v0", "--policy", "easy", "--policy", "first-fit"]
     argv += ["--executor", "process"]
-    assert main([*argv, "--out", str(tmp_path / "a")]) == 0
+    assert main([*argv, "--run-dir", str(tmp_path / "a")]) == 0
     printed = capsys.readouterr().out
     assert "tiny-v0" in printed and str((tmp_path / "a").resolve()) in printed
-    assert main([*argv, "--executor", "serial", "--out", str(tmp_path / "b")]) == 0
+    assert main([*argv, "--executor", "serial", "--run-dir", str(tmp_path / "b")]) == 0
     for name in ("results.csv", "jobs.csv", "leaderboard.md"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
     plots = sorted(p.name for p in (tmp_path / "a" / "plots").iterdir())
@@ -75,9 +77,17 @@ def test_bench_cli_writes_everything_and_reruns_identically(
     ]
     results = pd.read_csv(tmp_path / "a" / "results.csv")
     assert len(results) == 2 * len(scenarios.get("tiny-v0").seeds)
-    # pyarrow is part of the test install: the parquet copy holds the same table.
+    # pyarrow is part of the test install: the parquet copies hold the same tables.
     parquet = pd.read_parquet(tmp_path / "a" / "results.parquet")
     pd.testing.assert_frame_equal(parquet, results, check_dtype=False)
+    jobs = pd.read_csv(tmp_path / "a" / "jobs.csv")
+    for col in ("submit", "start", "end", "requested_nodes", "max_nodes_held", "state"):
+        assert col in jobs.columns
+    assert (jobs["end"] >= jobs["start"]).all() and (jobs["start"] >= jobs["submit"]).all()
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "a" / "jobs.parquet"), jobs, check_dtype=False
+    )
+    assert not list(tmp_path.rglob("*.tmp"))  # atomic writes leave no temporary files
 
 
 def test_bench_list(capsys: pytest.CaptureFixture[str]) -> None:
@@ -106,14 +116,20 @@ def test_main_job_trains_then_benchmarks_and_reuses_its_agent(
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "training MaskablePPO" in printed and "agent" in printed
-    assert (tmp_path / "agent" / "agent.safetensors").is_file()
-    assert not (tmp_path / "agent" / "agent.zip").exists()
-    board = (tmp_path / "leaderboard.md").read_text()
-    assert "| agent |" in board and "| mebf |" in board
-    first = (tmp_path / "results.csv").read_bytes()
+    agent_dir = tmp_path / "main" / "agent-64-steps"
+    assert (agent_dir / "agent.safetensors").is_file()
+    assert not (agent_dir / "agent.zip").exists()
+    (first,) = [p for p in (tmp_path / "main").iterdir() if not p.name.startswith("agent")]
+    assert str(first.resolve()) in printed  # says where the results are
+    board = (first / "leaderboard.md").read_text()
+    assert "| agent-64-steps |" in board and "| mebf |" in board
+    before = {p: p.read_bytes() for p in first.rglob("*") if p.is_file()}
     assert main(argv) == 0
     assert "reusing the agent" in capsys.readouterr().out
-    assert (tmp_path / "results.csv").read_bytes() == first
+    runs = sorted(p for p in (tmp_path / "main").iterdir() if not p.name.startswith("agent"))
+    assert len(runs) == 2  # a new folder: the first run's files are untouched
+    assert {p: p.read_bytes() for p in first.rglob("*") if p.is_file()} == before
+    assert (runs[1] / "results.csv").read_bytes() == (first / "results.csv").read_bytes()
 
 
 def test_each_scenario_ranks_by_its_own_metric() -> None:
@@ -136,10 +152,32 @@ def test_each_scenario_ranks_by_its_own_metric() -> None:
     assert scenarios.get("evolving-klein-v0").metric == "makespan"
 
 
+class _Ref:
+    """A stand-in object reference: holds the value."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+
+def _fake_ray(log: Callable[[str], None]) -> Any:
+    """A module with Ray's calls the executor uses; tasks run at ``remote`` time."""
+    import types
+
+    fake: Any = types.ModuleType("ray")
+    fake.is_initialized = lambda: False
+
+    def init(**kw: Any) -> None:
+        log(f"attach {kw['address']}" if "address" in kw else f"init {kw['num_cpus']}")
+
+    fake.init = init
+    fake.wait = lambda refs, num_returns=1: (refs[-num_returns:], refs[:-num_returns])
+    fake.get = lambda ref: ref.value if isinstance(ref, _Ref) else ref
+    return fake
+
+
 def test_ray_path_keeps_task_order_with_a_stand_in_ray(monkeypatch: pytest.MonkeyPatch) -> None:
     # Checks the wiring of the Ray executor (init, remote, get) without Ray itself.
     import sys
-    import types
 
     calls: list[str] = []
 
@@ -148,19 +186,24 @@ def test_ray_path_keeps_task_order_with_a_stand_in_ray(monkeypatch: pytest.Monke
             self.fn = fn
 
         def remote(self, task: object) -> object:
-            return self.fn(task)  # type: ignore[operator]
+            return _Ref(self.fn(task))  # type: ignore[operator]
 
-    fake = types.ModuleType("ray")
-    fake.is_initialized = lambda: False  # type: ignore[attr-defined]
-    fake.init = lambda **kw: calls.append(f"init {kw['num_cpus']}")  # type: ignore[attr-defined]
+    fake = _fake_ray(calls.append)
     fake.remote = Remote  # type: ignore[attr-defined]
-    fake.get = lambda refs: list(refs)  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
     tasks = plan([MICRO], ["easy", "fcfs"])
-    pd.testing.assert_frame_equal(
-        results_table(execute(tasks, "serial")), results_table(execute(tasks, "auto", 2))
-    )
+    serial = results_table(execute(tasks, "serial"))
+    # auto without an attached cluster: the process pool, not Ray
+    assert resolve_executor("auto", 2, len(tasks)).name == "process"
+    pd.testing.assert_frame_equal(serial, results_table(execute(tasks, "ray", 2)))
     assert calls == ["init 2"]
+    monkeypatch.setattr(fake, "is_initialized", lambda: False)
+    monkeypatch.setenv("RAY_ADDRESS", "ray://head:10001")
+    ex = resolve_executor("auto", 2, len(tasks))
+    assert (ex.name, ex.address) == ("ray", "ray://head:10001")
+    pd.testing.assert_frame_equal(serial, results_table(execute(tasks, ex)))
+    assert calls[-1] == "attach ray://head:10001"
 
 
 def test_ray_start_drops_only_the_token_enabled_notice(
@@ -180,11 +223,9 @@ def test_ray_start_drops_only_the_token_enabled_notice(
         log.warning("Token authentication is enabled for this Ray cluster. Set ...")
         log.warning("Token authentication is disabled for this Ray cluster. Anyone ...")
 
-    fake = types.ModuleType("ray")
-    fake.is_initialized = lambda: False  # type: ignore[attr-defined]
+    fake = _fake_ray(lambda _: None)
     fake.init = init  # type: ignore[attr-defined]
-    fake.remote = lambda fn: types.SimpleNamespace(remote=fn)  # type: ignore[attr-defined]
-    fake.get = lambda refs: list(refs)  # type: ignore[attr-defined]
+    fake.remote = lambda fn: types.SimpleNamespace(remote=lambda t: _Ref(fn(t)))
     monkeypatch.setitem(sys.modules, "ray", fake)
     with caplog.at_level(logging.WARNING, logger=RAY_TOKEN_LOGGER):
         execute(plan([MICRO], ["fcfs"]), "ray", 1)

@@ -58,6 +58,9 @@ def test_render_ansi(worlds: SimpleNamespace) -> None:
     text = env.render()
     assert isinstance(text, str)
     assert "t=0s" in text and "queued=1" in text and "|00..|" in text and "job 2" in text
+    # every symbol is explained: the row's cluster and first node, and which job a digit is
+    assert "'.' idle" in text and "running: 0=job " in text
+    assert any(line.split("|")[0].split()[1:] == ["0"] for line in text.splitlines())
 
 
 def test_render_rgb_gantt_with_resizes(worlds: SimpleNamespace) -> None:
@@ -74,3 +77,20 @@ def test_render_rgb_gantt_with_resizes(worlds: SimpleNamespace) -> None:
     assert env.cmd.log is not None
     assert [e[2] for e in env.cmd.log.events][:2] == ["start", "expand"]
     assert len(np.unique(img.reshape(-1, 3), axis=0)) > 5
+    assert "5 jobs on 8 nodes" in env.unwrapped.gantt_title()
+
+
+def test_gantt_titles_and_legends_are_drawn(worlds: SimpleNamespace) -> None:
+    from hpcgym.envs.render import render_gantt
+
+    env = worlds.make("test/malleable-tiny-v0", render_mode="rgb_array", skip_trivial=False)
+    env.reset(seed=0)
+    labels = env.action_labels()
+    env.step(labels.index("start[0]@req"))
+    env.step(labels.index("expand[0]@fit"))
+    sim, log = env.unwrapped.sim, env.unwrapped.cmd.log
+    plain = render_gantt(sim, log, title="")
+    titled = render_gantt(sim, log, title="easy on tiny, seed 3")
+    assert plain.shape == titled.shape and (plain != titled).any()
+    # the legend (job kinds, event markers) sits right of the plot: not white there
+    assert (titled[:, int(titled.shape[1] * 0.85) :] < 250).any()

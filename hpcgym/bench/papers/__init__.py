@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from hpcgym.atomic import write_text
 
 
 def publish(text: str, out: str | None) -> None:
     """Print a paper check's report and, when ``out`` is given, write it there too."""
     print(text)
     if out:
-        Path(out).write_text(text)
+        write_text(out, text)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from hpcgym.atomic import write_csv
 from hpcgym.baselines import make
 from hpcgym.baselines.dfrs import DFRSScheduler, dfrs_setup, max_stretch_bound, parse_name
 from hpcgym.bench.papers import publish
@@ -241,7 +242,7 @@ def main() -> None:
                 flush=True,
             )
             if args.csv:
-                pd.DataFrame(rows).to_csv(args.csv, index=False)
+                write_csv(args.csv, pd.DataFrame(rows), index=False)
     df = pd.DataFrame(rows)
     df["bound"] = [
         bounds[(int(s), float(ld), int(n))]
@@ -249,7 +250,7 @@ def main() -> None:
     ]
     df["degradation"] = df["max_bounded_stretch"] / df["bound"]
     if args.csv:
-        df.to_csv(args.csv, index=False)
+        write_csv(args.csv, df, index=False)
     text = tables(df)
     text += f"\nBounds: {sorted(set(round(b, 3) for b in bounds.values()))}\n"
     text += f"Wall time: {time.perf_counter() - t0:.0f} s on {args.workers} workers.\n"

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hpcgym.atomic import write_csv, write_text
 from hpcgym.baselines.evolving.list_scheduling import VARIANTS, plan_metrics, schedule_jobs
 from hpcgym.baselines.evolving.online import EvolvingListScheduler
 from hpcgym.sim import Simulator
@@ -225,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
             rows = [r for chunk in pool.map(run_case, jobs, chunksize=4) for r in chunk]
         df = pd.DataFrame(rows)
     if a.csv and not a.from_csv:
-        df.to_csv(a.csv, index=False)
+        write_csv(a.csv, df, index=False)
     parts = [
         f"# Evolving applications: {a.cases} cases offline, {min(a.online, a.cases)} online "
         + (
@@ -247,8 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     parts += ["## The paper's conclusions, case by case", "\n".join(conclusions(df))]
     text = "\n\n".join(parts) + "\n"
     if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
+        write_text(a.out, text)
     print(text)
     return 0
 

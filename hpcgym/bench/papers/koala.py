@@ -31,6 +31,7 @@ from typing import Any
 
 import pandas as pd
 
+from hpcgym.atomic import write_csv
 from hpcgym.baselines.koala.scheduler import Koala
 from hpcgym.bench.papers import publish
 from hpcgym.sim import Cluster, FixedCost, Platform, Simulator
@@ -157,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     df = runs(args.seeds, args.heavy, args.reconfig, args.share)
     if args.csv:
-        df.to_csv(args.csv, index=False)
+        write_csv(args.csv, df, index=False)
     text = report(df) + f"\n{len(df)} simulations in {time.perf_counter() - t0:.0f} s.\n"
     publish(text, args.out)
     return 0

@@ -36,6 +36,7 @@ from typing import Any
 
 import pandas as pd
 
+from hpcgym.atomic import write_csv
 from hpcgym.baselines import make
 from hpcgym.bench.papers import publish
 from hpcgym.sim import JobSpec, PowerLaw, RedistributionCost, SimConfig, Simulator
@@ -295,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         with ProcessPoolExecutor(args.workers) as pool:
             df = pd.DataFrame(pool.map(simulate, todo, chunksize=4))
         if args.csv:
-            df.to_csv(args.csv, index=False)
+            write_csv(args.csv, df, index=False)
         text = report(df)
         text += f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
     publish(text, args.out)

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hpcgym.atomic import write_csv
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.sdpolicy.scheduler import DYNAMIC, SDPolicy
 from hpcgym.bench.papers import publish
@@ -200,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         with ProcessPoolExecutor(args.workers) as pool:
             df = pd.DataFrame(pool.map(simulate, todo))
         if args.csv:
-            df.to_csv(args.csv, index=False)
+            write_csv(args.csv, df, index=False)
         text = report(df) + f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
     publish(text, args.out)
     return 0

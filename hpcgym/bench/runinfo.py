@@ -1,0 +1,234 @@
+"""``run.json``: what produced a bench run, and the run folders it lives in.
+
+A run folder is ``<out>/<scenarios>/<UTC timestamp>-<config hash>`` (:func:`new_run_dir`); the
+hash covers what decides the tables (the scenarios' full definitions and the policies, agents by
+their file's SHA-256), so runs of one configuration share it and ``--resume`` can find the last
+one. ``run.json`` (:func:`run_record`) holds the hpcgym version, the git commit when the package
+is in a git checkout, the command line, the resolved configuration (every scenario's preset,
+overrides, episode seeds and policies: the held-out split; each agent's card: its training
+preset, arguments and seed), the machine, the Python and library versions, and wall and CPU
+time. ``hpcgym bench --from run.json`` runs the recorded configuration again
+(:func:`config_scenarios`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from hpcgym import __version__
+from hpcgym.bench.policies import policy_kind
+from hpcgym.bench.scenarios import Scenario
+from hpcgym.errors import SpecError
+
+RUN_JSON = "run.json"
+LIBRARIES = (
+    "numpy",
+    "pandas",
+    "gymnasium",
+    "matplotlib",
+    "torch",
+    "stable-baselines3",
+    "sb3-contrib",
+    "ray",
+    "pyarrow",
+)
+
+
+def scenario_dict(sc: Scenario) -> dict[str, Any]:
+    """A scenario as JSON-friendly data."""
+    d = dataclasses.asdict(sc)
+    d["seeds"] = list(sc.seeds)
+    d["policies"] = list(sc.policies)
+    return d
+
+
+def _agent_file(policy: str) -> Path:
+    """The file holding an agent's weights: its safetensors, else a pickled SB3 zip."""
+    from hpcgym.agents.saved import model_paths, pickled_path
+
+    weights, _ = model_paths(policy)
+    zipped = pickled_path(policy)
+    return zipped if zipped.is_file() and not weights.is_file() else weights
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def agents_info(policies: Sequence[str]) -> dict[str, Any]:
+    """For each agent policy: its file, SHA-256 and card (training preset, arguments, seed)."""
+    out: dict[str, Any] = {}
+    for p in dict.fromkeys(policies):
+        if policy_kind(p) != "agent":
+            continue
+        weights = _agent_file(p)
+        if not weights.is_file():  # its cells will fail and say why
+            out[p] = {"file": str(weights), "sha256": None, "card": None}
+            continue
+        card_path = weights.with_suffix(".json")
+        card = json.loads(card_path.read_text()) if card_path.is_file() else None
+        out[p] = {"file": str(weights.resolve()), "sha256": _sha256(weights), "card": card}
+    return out
+
+
+def run_config(scenarios: Sequence[Scenario], policies: Sequence[str] | None) -> dict[str, Any]:
+    """The configuration that decides a run's tables (JSON-friendly)."""
+    chosen = sorted({p for sc in scenarios for p in (policies or sc.policies)})
+    return {
+        "scenarios": [scenario_dict(sc) for sc in scenarios],
+        "policies": list(policies) if policies else None,
+        "agents": agents_info(chosen),
+    }
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    """Eight hex digits of the SHA-256 of ``config`` (agents by their file's hash)."""
+    key = dict(config)
+    key["agents"] = {p: a["sha256"] for p, a in config.get("agents", {}).items()}
+    text = json.dumps(key, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def config_scenarios(config: dict[str, Any]) -> tuple[list[Scenario], list[str] | None]:
+    """The scenarios and policies of a recorded configuration (``--from``)."""
+    try:
+        scenarios = [
+            Scenario(
+                d["name"],
+                d["env_id"],
+                dict(d["env_kwargs"]),
+                tuple(d["seeds"]),
+                tuple(d["policies"]),
+                d.get("description", ""),
+                d.get("metric", "mean_bsld"),
+            )
+            for d in config["scenarios"]
+        ]
+    except (KeyError, TypeError) as e:
+        raise SpecError(f"not a bench configuration (missing {e}); give a run.json") from None
+    return scenarios, config.get("policies")
+
+
+def git_commit() -> str | None:
+    """The commit of the git checkout hpcgym is imported from (``+dirty`` when changed)."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("+dirty" if dirty else "")
+
+
+def versions() -> dict[str, str | None]:
+    """Python's and the libraries' versions (``None``: not installed); nothing is imported."""
+    out: dict[str, str | None] = {"python": sys.version.split()[0], "hpcgym": __version__}
+    for name in LIBRARIES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def machine() -> dict[str, Any]:
+    """The machine: operating system, architecture, processor and CPU count."""
+    return {
+        "system": platform.platform(),
+        "machine": platform.machine(),
+        "processor": platform.processor() or None,
+        "cpus": os.cpu_count(),
+    }
+
+
+def now_utc() -> str:
+    """The current UTC time, ISO 8601, to the second."""
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_record(
+    config: dict[str, Any], argv: Sequence[str], executor: dict[str, Any]
+) -> dict[str, Any]:
+    """A new ``run.json`` record (status ``running``; the command completes it)."""
+    return {
+        "hpcgym_version": __version__,
+        "git_commit": git_commit(),
+        "command": ["hpcgym", *argv],
+        "config_hash": config_hash(config),
+        "config": config,
+        "executor": executor,
+        "machine": machine(),
+        "versions": versions(),
+        "started": now_utc(),
+        "status": "running",
+    }
+
+
+def new_run_dir(out: Path, scenario_names: Sequence[str], chash: str) -> Path:
+    """Create and return a new folder ``<out>/<scenarios>/<UTC timestamp>-<chash>``."""
+    parent = out / "+".join(scenario_names)
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    for k in range(1, 1000):
+        folder = parent / (f"{stamp}-{chash}" if k == 1 else f"{stamp}.{k}-{chash}")
+        try:
+            folder.mkdir(parents=True)
+        except FileExistsError:
+            continue
+        return folder
+    raise SpecError(f"could not make a new run folder in {parent}")  # pragma: no cover
+
+
+def latest_run_dir(out: Path, scenario_names: Sequence[str], chash: str) -> Path | None:
+    """The newest run folder of this configuration under ``out`` (``--resume``), if any."""
+    parent = out / "+".join(scenario_names)
+    if not parent.is_dir():
+        return None
+    mine = [
+        p
+        for p in parent.iterdir()
+        if p.is_dir() and (p / RUN_JSON).is_file() and p.name.endswith(f"-{chash}")
+    ]
+    return max(mine, key=lambda p: p.name) if mine else None
+
+
+def read_record(path: Path) -> dict[str, Any]:
+    """A ``run.json`` (a file, or the run folder holding it)."""
+    file = path / RUN_JSON if path.is_dir() else path
+    try:
+        record = json.loads(file.read_text())
+    except FileNotFoundError:
+        raise SpecError(f"{file}: no such file (give a bench run's run.json)") from None
+    except json.JSONDecodeError as e:
+        raise SpecError(f"{file}: not JSON ({e})") from None
+    if not isinstance(record, dict) or "config" not in record:
+        raise SpecError(f"{file}: not a bench run.json (no 'config')")
+    return record
