@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 
 import hpcgym.bench.runner as runner
+from hpcgym.baselines import registry
+from hpcgym.baselines.base import BaseScheduler
 from hpcgym.bench import scenarios
 from hpcgym.bench.command import run_bench
 from hpcgym.bench.runinfo import read_record
@@ -96,14 +98,30 @@ def test_a_failing_policy_is_recorded_and_the_others_finish(
         assert (folder / name).read_bytes() == (reference / name).read_bytes()
 
 
-def test_a_policy_failing_everywhere_ranks_last(tmp_path: Path) -> None:
+class _Broken(BaseScheduler):
+    """A scheduler that fails at its first decision point."""
+
+    def schedule(self, sim: object) -> None:
+        raise RuntimeError("broken on purpose")
+
+
+def test_a_policy_failing_everywhere_ranks_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(registry._FACTORIES, "broken-test", _Broken)
     code = run_bench(
-        [MICRO], ["easy", "tests/no-such-agent.zip"], run_dir=tmp_path / "r", progress=False
+        [MICRO], ["easy", "broken-test"], run_dir=tmp_path / "r", executor="serial", progress=False
     )
     assert code == 1
     board = (tmp_path / "r" / "leaderboard.md").read_text()
     rows = [line for line in board.splitlines() if line.startswith("| ") and "rank" not in line]
-    assert rows[0].startswith("| 1 | easy |") and rows[1].startswith("| 2 | no-such-agent |")
+    assert rows[0].startswith("| 1 | easy |") and rows[1].startswith("| 2 | broken-test |")
+
+
+def test_a_missing_agent_is_refused_before_the_run(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="no agent weights and card at"):
+        run_bench([MICRO], ["easy", "no-such-agent"], run_dir=tmp_path / "r", progress=False)
+    assert not (tmp_path / "r").exists()
 
 
 def test_each_run_gets_a_new_folder_and_explicit_folders_are_guarded(
