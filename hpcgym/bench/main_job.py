@@ -56,13 +56,15 @@ def main_job(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
             f"{info.get('timesteps', steps)} steps, seed {info.get('seed')}; delete it to retrain)"
         )
     else:
-        print(f"[1/2] training MaskablePPO on {sc.env_id} {sc.env_kwargs}, {steps} steps, seed 0")
+        train_kwargs = {**sc.env_kwargs, "split": "train"}
+        print(f"[1/2] training MaskablePPO on {sc.env_id} {train_kwargs}, {steps} steps, seed 0")
         t0 = time.perf_counter()
         cfg = TrainConfig(
             env_id=sc.env_id,
             seed=0,
             timesteps=steps,
-            env_kwargs=dict(sc.env_kwargs),
+            # The scenario's episodes come from the test split; training never sees it.
+            env_kwargs=train_kwargs,
             out=str(run_dir),
             checkpoint_every=MAIN_CHECKPOINT_EVERY,
             resume=True,
@@ -73,7 +75,9 @@ def main_job(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
             f"      trained in {time.perf_counter() - t0:.0f} s (env {r.env_seconds:.0f} s, "
             f"learner {r.learner_seconds:.0f} s); {r.episodes} training episodes"
         )
-    print(f"[2/2] benchmarking on {len(sc.seeds)} held-out episodes")
+    split = sc.env_kwargs.get("split")
+    where = f" of the {split} split" if split else ""
+    print(f"[2/2] benchmarking on {len(sc.seeds)} held-out episodes{where}")
     policies = [*sc.policies, str(agent)]
     return run_bench(
         [sc],

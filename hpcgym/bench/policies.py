@@ -76,9 +76,10 @@ class RandomPolicy(EnvPolicy):
 
 EPISODE_KEYS = frozenset(
     {"workload", "workload_options", "workload_seed", "episode", "n_jobs", "n_seeds"}
-    | {"platform", "cores", "kill_on_walltime", "max_steps"}
+    | {"platform", "cores", "kill_on_walltime", "max_steps", "split", "window_starts"}
 )
-"""Env arguments that choose the episode: an agent's card never overrides these."""
+"""Env arguments that choose the episode: an agent's card never overrides these (an agent
+trained on the train split is evaluated on the scenario's split, the test split)."""
 
 
 class FirstFitPolicy(EnvPolicy):

@@ -3,7 +3,10 @@
 Files (each written atomically, ``hpcgym.atomic``): ``results.csv`` (one row per episode; also
 ``results.parquet`` when pyarrow is present), ``jobs.csv`` (one row per job: submit, start and
 end times, requested and largest held size, final state, wait, slowdowns; ``jobs.parquet`` too),
-``leaderboard.md``, ``failures.csv`` when a cell failed, and under ``plots/`` for each scenario
+``leaderboard.md``, ``intervals.md`` with ``intervals.csv`` (each policy's ranking metric: mean
+and IQM with 95% bootstrap intervals, worst case) and ``win_rates.csv`` (paired win rates of
+every pair of policies, with intervals), ``failures.csv`` when a cell failed, and under
+``plots/`` for each scenario
 ``<scenario>_slowdown.png`` (per-policy bounded-slowdown distributions over every episode),
 ``<scenario>_timeline.png`` (one panel per policy: utilization and queue length over the first
 episode, sampled at the decision points the policy saw) and ``<scenario>_gantt_<policy>.png``
@@ -22,6 +25,7 @@ from hpcgym.atomic import atomic_path, write_text
 from hpcgym.bench.cells import failures_table, save_png
 from hpcgym.bench.evaluate import HEADLINE
 from hpcgym.bench.runner import TaskFailure, TaskOutcome, jobs_table, results_table
+from hpcgym.bench.stats import interval, paired_win_rate
 
 COUNTS = ("killed", "rejected", "unfinished")
 """Job counts shown beside the headline metrics (means per episode)."""
@@ -72,6 +76,100 @@ def leaderboard(
     table = table.iloc[order].reset_index(drop=True)
     table.insert(0, "rank", table.groupby("scenario", sort=False).cumcount() + 1)
     return table
+
+
+def intervals(results: pd.DataFrame, metrics: dict[str, str] | None = None) -> pd.DataFrame:
+    """Per scenario and policy: the ranking metric's mean and IQM with 95% bootstrap intervals.
+
+    Also the worst case (the largest per-episode ``max_bsld``) and the episodes behind them.
+    One stratum per policy (``hpcgym.bench.stats``); a policy with fewer than 2 episodes gets no
+    interval (NaN).
+    """
+    metrics = metrics or {}
+    rows = []
+    for (scenario, policy), part in results.groupby(["scenario", "policy"], sort=False):
+        metric = metrics.get(str(scenario), "mean_bsld")
+        values = part[metric].to_numpy(dtype=float)
+        row: dict[str, object] = {"scenario": scenario, "policy": policy, "metric": metric}
+        row["episodes"] = len(values)
+        for name in ("mean", "iqm"):
+            try:
+                est = interval(values, "mean" if name == "mean" else "iqm")
+                row.update({name: est.value, f"{name}_low": est.low, f"{name}_high": est.high})
+            except ValueError:  # fewer than 2 episodes, or a metric that is not finite
+                row.update({name: math.nan, f"{name}_low": math.nan, f"{name}_high": math.nan})
+        row["worst_max_bsld"] = float(part["max_bsld"].max()) if "max_bsld" in part else math.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def win_rates(results: pd.DataFrame, metrics: dict[str, str] | None = None) -> pd.DataFrame:
+    """Every ordered pair of policies of a scenario: how often the first scores lower.
+
+    Paired by episode seed (the episodes both ran), ties one half, with a 95% interval
+    (``hpcgym.bench.stats.paired_win_rate``).
+    """
+    metrics = metrics or {}
+    rows = []
+    for scenario, part in results.groupby("scenario", sort=False):
+        metric = metrics.get(str(scenario), "mean_bsld")
+        wide = part.pivot_table(index="seed", columns="policy", values=metric, sort=False)
+        for a in wide.columns:
+            for b in wide.columns:
+                if a == b:
+                    continue
+                both = wide[[a, b]].dropna()
+                if len(both) < 2:
+                    continue
+                est = paired_win_rate(both[a].to_numpy(), both[b].to_numpy())
+                rows.append(
+                    {
+                        "scenario": scenario,
+                        "policy": a,
+                        "versus": b,
+                        "metric": metric,
+                        "win_rate": est.value,
+                        "low": est.low,
+                        "high": est.high,
+                        "episodes": est.n,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def statistics_markdown(stats_table: pd.DataFrame, wins: pd.DataFrame) -> str:
+    """The interval and win-rate tables as markdown sections, one per scenario."""
+    lines = ["# Intervals and paired win rates", ""]
+    lines += [
+        "95% percentile-bootstrap intervals over episodes (`hpcgym.bench.stats`); the win rate "
+        "of a row's policy over a column's is the share of episodes where it scored lower (ties "
+        "one half). Intervals that overlap do not separate two policies.",
+        "",
+    ]
+    for scenario, part in stats_table.groupby("scenario", sort=False):
+        metric = part["metric"].iloc[0]
+        lines += [f"## {scenario} ({metric})", "", "| policy | episodes | mean [95% CI] | "]
+        lines[-1] += "IQM [95% CI] | worst max_bsld |"
+        lines.append("|---|---:|---:|---:|---:|")
+        for _, r in part.iterrows():
+            mean = f"{_fmt(r['mean'])} [{_fmt(r['mean_low'])}, {_fmt(r['mean_high'])}]"
+            iqm_ = f"{_fmt(r['iqm'])} [{_fmt(r['iqm_low'])}, {_fmt(r['iqm_high'])}]"
+            worst = _fmt(r["worst_max_bsld"])
+            lines.append(f"| {r['policy']} | {r['episodes']} | {mean} | {iqm_} | {worst} |")
+        lines.append("")
+        mine = wins[wins["scenario"] == scenario] if len(wins) else wins
+        if len(mine):
+            names = list(dict.fromkeys(part["policy"]))
+            lines += ["| wins over → | " + " | ".join(names) + " |"]
+            lines.append("|---|" + "---:|" * len(names))
+            cell = {
+                (r["policy"], r["versus"]): f"{r['win_rate']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"
+                for _, r in mine.iterrows()
+            }
+            for a in names:
+                lines.append(f"| {a} | " + " | ".join(cell.get((a, b), "") for b in names) + " |")
+            lines.append("")
+    return "\n".join(lines)
 
 
 def _fmt(value: object) -> str:
@@ -241,6 +339,15 @@ def write_report(
         written.append(path)
     board = leaderboard(results, metrics, failed)
     written.append(write_text(folder / "leaderboard.md", markdown(board, title) + "\n"))
+    if outcomes:
+        spread, wins = intervals(results, metrics), win_rates(results, metrics)
+        for name, table in (("intervals", spread), ("win_rates", wins)):
+            path = folder / f"{name}.csv"
+            with atomic_path(path) as tmp:
+                table.to_csv(tmp, index=False)
+            written.append(path)
+        text = statistics_markdown(spread, wins) + "\n"
+        written.append(write_text(folder / "intervals.md", text))
     if outcomes:
         written += _plots(outcomes, jobs_table(outcomes), folder / "plots")
     return board, written

@@ -2,7 +2,9 @@
 
 A scenario never changes once published; a changed one gets a new version (``-v1``). Episode
 seeds start at 1000 so that they differ from the seeds ``hpcgym train`` resets its training envs
-with (``seed + rank``, small numbers); note that window episodes of one trace may still overlap.
+with (``seed + rank``, small numbers). The scenarios with ``split="test"`` (``malleable-*-v2``,
+``rigid-lublin-v1``) draw their episodes from the trace's test split, which training never
+sees; in the older ones, windows may hold jobs that training windows held too.
 
 ```python
 from hpcgym.bench.scenarios import get, names
@@ -173,5 +175,41 @@ register(
     )
 )
 
-MAIN = "malleable-small-v1"
+# v2 of the malleable scenarios and v1 of the rigid one: the leak-free protocol. Episodes come
+# from the test split of the trace (its last 20% in time, ``hpcgym.workloads.splits``), which
+# ``hpcgym train`` never sees (it trains on the first 70%, validates on the next 10%), and there
+# are 30 of them, enough for the intervals of ``intervals.md`` to separate policies that differ.
+_TEST = {"split": "test"}
+register(
+    Scenario(
+        "malleable-small-v2",
+        "hpcgym/Malleable-v0",
+        {"n_jobs": 64, **_NO_KILLS, **_TEST},
+        _seeds(30),
+        (*ELASTIC, "random", "advance"),
+        "64-job test-split windows of the MEBF SDSC-SP2 set on 128 nodes, no walltime kills",
+    )
+)
+register(
+    Scenario(
+        "malleable-sdsc-v2",
+        "hpcgym/Malleable-v0",
+        {**_NO_KILLS, **_TEST},
+        _seeds(30),
+        (*ELASTIC, "random", "advance"),
+        "256-job test-split windows of the MEBF SDSC-SP2 set on 128 nodes, no walltime kills",
+    )
+)
+register(
+    Scenario(
+        "rigid-lublin-v1",
+        "hpcgym/Rigid-v0",
+        dict(_TEST),
+        _seeds(30),
+        (*CLASSIC, "random", "advance"),
+        "256-job test-split windows of lublin_256 (rigid) on 256 nodes",
+    )
+)
+
+MAIN = "malleable-small-v2"
 """The scenario of the main job (``hpcgym bench`` with no arguments)."""

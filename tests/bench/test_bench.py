@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -66,7 +67,7 @@ def test_bench_cli_writes_everything_and_reruns_identically(
     printed = capsys.readouterr().out
     assert "tiny-v0" in printed and str((tmp_path / "a").resolve()) in printed
     assert main([*argv, "--executor", "serial", "--run-dir", str(tmp_path / "b")]) == 0
-    for name in ("results.csv", "jobs.csv", "leaderboard.md"):
+    for name in ("results.csv", "jobs.csv", "leaderboard.md", "intervals.md", "win_rates.csv"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
     plots = sorted(p.name for p in (tmp_path / "a" / "plots").iterdir())
     assert plots == [
@@ -108,7 +109,11 @@ def test_main_job_trains_then_benchmarks_and_reuses_its_agent(
         train_module, "load_hyperparams", lambda *a, **k: {**shipped(*a, **k), **small}
     )
     main_sc = scenarios.Scenario(
-        "main-test", "hpcgym/Malleable-v0", {"n_jobs": 12}, (1000,), ("easy", "mebf")
+        "main-test",
+        "hpcgym/Malleable-v0",
+        {"n_jobs": 12, "split": "test"},
+        (1000,),
+        ("easy", "mebf"),
     )
     monkeypatch.setitem(scenarios._SCENARIOS, "main-test", main_sc)
     monkeypatch.setattr(scenarios, "MAIN", "main-test")
@@ -119,6 +124,14 @@ def test_main_job_trains_then_benchmarks_and_reuses_its_agent(
     agent_dir = tmp_path / "main" / "agent-64-steps"
     assert (agent_dir / "agent.safetensors").is_file()
     assert not (agent_dir / "agent.zip").exists()
+    # Trained on the train split although the scenario's episodes are the test split's ...
+    card = json.loads((agent_dir / "agent.json").read_text())
+    assert card["env_kwargs"]["split"] == "train"
+    # ... and evaluated on the test split: the card does not choose the episodes.
+    from hpcgym.bench.policies import AgentPolicy
+
+    policy = AgentPolicy(agent_dir / "agent")
+    assert "split" not in policy.env_overrides
     (first,) = [p for p in (tmp_path / "main").iterdir() if not p.name.startswith("agent")]
     assert str(first.resolve()) in printed  # says where the results are
     board = (first / "leaderboard.md").read_text()

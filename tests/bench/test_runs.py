@@ -19,7 +19,14 @@ from hpcgym.errors import SpecError
 
 MICRO = scenarios.Scenario("micro-test", "hpcgym/Rigid-v0", {"n_jobs": 12}, (5, 6), ("fcfs",))
 POLICIES = ["easy", "random"]
-TABLES = ("results.csv", "jobs.csv", "leaderboard.md")
+TABLES = (
+    "results.csv",
+    "jobs.csv",
+    "leaderboard.md",
+    "intervals.md",
+    "intervals.csv",
+    "win_rates.csv",
+)
 
 
 def _files(folder: Path) -> dict[str, bytes]:

@@ -79,3 +79,42 @@ def test_a_clearly_better_policy_has_a_win_interval_above_one_half():
 def test_overlap():
     assert Estimate(1, 0, 2, 5).overlaps(Estimate(3, 2, 4, 5))
     assert not Estimate(1, 0, 1.9, 5).overlaps(Estimate(3, 2, 4, 5))
+
+
+def test_report_intervals_and_win_rates_from_a_results_table():
+    import pandas as pd
+
+    from hpcgym.bench.report import intervals, statistics_markdown, win_rates
+
+    rows = []
+    for seed in range(10):
+        rows.append(
+            {
+                "scenario": "s",
+                "policy": "a",
+                "seed": seed,
+                "mean_bsld": 1.0 + seed % 3,
+                "max_bsld": 5.0 + seed,
+            }
+        )
+        rows.append(
+            {
+                "scenario": "s",
+                "policy": "b",
+                "seed": seed,
+                "mean_bsld": 2.0 + seed % 3,
+                "max_bsld": 9.0,
+            }
+        )
+    results = pd.DataFrame(rows)
+    spread = intervals(results)
+    a = spread[spread["policy"] == "a"].iloc[0]
+    assert a["episodes"] == 10 and a["mean_low"] <= a["mean"] <= a["mean_high"]
+    assert a["mean"] == pytest.approx(results[results.policy == "a"]["mean_bsld"].mean())
+    assert a["worst_max_bsld"] == 14.0
+    wins = win_rates(results)
+    ab = wins[(wins.policy == "a") & (wins.versus == "b")].iloc[0]
+    ba = wins[(wins.policy == "b") & (wins.versus == "a")].iloc[0]
+    assert ab["win_rate"] == 1.0 and ba["win_rate"] == 0.0 and ab["episodes"] == 10
+    text = statistics_markdown(spread, wins)
+    assert "| a | 10 |" in text and "1.00 [1.00, 1.00]" in text
