@@ -12,7 +12,7 @@ Examples:
   hpcgym bench                                   # the main job
   hpcgym bench --list                            # the scenarios
   hpcgym bench --scenario rigid-lublin-v0        # its default policies
-  hpcgym bench --scenario malleable-small-v1 --policy runs/x --with-defaults
+  hpcgym bench --scenario malleable-small-v2 --policy runs/x --with-defaults
   hpcgym bench --scenario rigid-lublin-v0 --resume          # finish the last such run
   hpcgym bench --from hpcgym-bench/rigid-lublin-v0/20260101-120000-1a2b3c4d/run.json
 """
@@ -120,15 +120,47 @@ def choose_folder(
 
 
 class _Progress:
-    """``[done/total] policy seed, ETA`` on one terminal line (off when not a terminal)."""
+    """One bar over the run's (policy, episode) cells, with an ETA, on stderr.
+
+    A rich bar when rich is installed (it is in the ``rl`` extra), else a one-line
+    ``[done/total] ... ETA`` counter; off when stderr is not a terminal or with
+    ``--no-progress``.
+    """
 
     def __init__(self, total: int, enabled: bool) -> None:
         self.total, self.done, self.enabled = total, 0, enabled and sys.stderr.isatty()
         self.t0 = time.perf_counter()
+        self._rich: Any = None
+        if self.enabled and total:
+            try:
+                from rich.console import Console
+                from rich.progress import (
+                    BarColumn,
+                    MofNCompleteColumn,
+                    Progress,
+                    TextColumn,
+                    TimeRemainingColumn,
+                )
+            except ImportError:
+                return
+            self._rich = Progress(
+                TextColumn("episodes"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                TextColumn("{task.fields[last]}"),
+                console=Console(stderr=True),
+            )
+            self._rich.start()
+            self._task = self._rich.add_task("episodes", total=total, last="")
 
     def step(self, what: str) -> None:
         self.done += 1
         if not self.enabled:
+            return
+        if self._rich is not None:
+            self._rich.update(self._task, advance=1, last=what)
             return
         spent = time.perf_counter() - self.t0
         eta = spent / self.done * (self.total - self.done)
@@ -136,7 +168,9 @@ class _Progress:
         sys.stderr.flush()
 
     def close(self) -> None:
-        if self.enabled and self.done:
+        if self._rich is not None:
+            self._rich.stop()
+        elif self.enabled and self.done:
             sys.stderr.write("\n")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -195,3 +196,22 @@ def test_the_executor_line_says_what_ran(monkeypatch: pytest.MonkeyPatch) -> Non
     assert runner.resolve_executor("process", 2, 1).describe() == "serial (this process)"
     assert runner.resolve_executor("auto", 1, 9).describe() == "serial (this process)"
     assert runner.resolve_executor("auto", 2, 9).describe() == "process pool (2 worker processes)"
+
+
+def test_the_bench_bar_counts_every_cell_with_an_eta(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hpcgym.bench.command import _Progress
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    bar = _Progress(3, enabled=True)
+    for seed in (5, 6, 7):
+        bar.step(f"micro-test easy seed {seed}")
+    bar.close()
+    err = capsys.readouterr().err
+    assert "3/3" in err and "eta" in err and "easy seed 7" in err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    quiet = _Progress(3, enabled=True)
+    quiet.step("x")
+    quiet.close()
+    assert capsys.readouterr().err == ""
