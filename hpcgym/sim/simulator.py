@@ -74,6 +74,27 @@ def _whole_size(job_id: int, size: object) -> int:
     return k
 
 
+def _node_ids(job_id: int, nodes: ArrayLike) -> np.ndarray:
+    """``nodes`` as an int64 array, or a ``CommandError``: node ids are integers, never rounded."""
+    given = np.asarray(nodes)
+    if given.dtype.kind not in "iu" and given.size:
+        raise CommandError(
+            f"job {job_id}: node ids must be integers, got {given.dtype} values "
+            f"{given.ravel()[:4].tolist()}"
+        )
+    return given.astype(np.int64).ravel()  # a copy: the caller's array stays its own
+
+
+def _cpu_shares(job_id: int, cpu: ArrayLike | float) -> np.ndarray:
+    """``cpu`` as a float64 array, or a ``CommandError``: shares are finite numbers."""
+    given = np.asarray(cpu)
+    if given.dtype.kind not in "iuf" or not np.isfinite(given).all():
+        raise CommandError(
+            f"job {job_id}: CPU shares must be finite numbers, got {given.ravel()[:4].tolist()}"
+        )
+    return given.astype(np.float64)
+
+
 @mypyc_attr(allow_interpreted_subclasses=True, serializable=True)
 class Simulator(EngineCore):
     """A cluster simulation driven by a scheduler.
@@ -242,6 +263,7 @@ class Simulator(EngineCore):
         """``resize`` to a smaller ``size``."""
         job_id = as_job_id(job_id)
         job = self._job(job_id)
+        size = _whole_size(job_id, size)
         self._require_running(job, "shrunk")
         if size >= job._nodes.size:
             raise SizeError(f"job {job_id}: shrink to {size} from {job._nodes.size} tasks")
@@ -253,6 +275,7 @@ class Simulator(EngineCore):
         """``resize`` to a larger ``size``."""
         job_id = as_job_id(job_id)
         job = self._job(job_id)
+        size = _whole_size(job_id, size)
         self._require_running(job, "expanded")
         if size <= job._nodes.size:
             raise SizeError(f"job {job_id}: expand to {size} from {job._nodes.size} tasks")
@@ -429,7 +452,7 @@ class Simulator(EngineCore):
         if release is None:
             keep[n - n_drop :] = False
             return keep
-        rel = np.asarray(release, dtype=np.int64).ravel()
+        rel = _node_ids(job.spec.id, release)
         if rel.size != n_drop:
             raise SizeError(f"job {job.spec.id}: release {n_drop} nodes, got {rel.size}")
         for node in rel:
@@ -442,14 +465,14 @@ class Simulator(EngineCore):
     def _explicit(
         self, job: Job, size: int, nodes: ArrayLike, cpu: ArrayLike | float | None
     ) -> tuple[np.ndarray, np.ndarray]:
-        nodes_a = np.array(nodes, dtype=np.int64).ravel()
+        nodes_a = _node_ids(job.spec.id, nodes)
         if nodes_a.size != size:
             raise SizeError(
                 f"job {job.spec.id}: {size} tasks need {size} nodes, got {nodes_a.size}"
             )
         if cpu is None:
             return nodes_a, np.full(size, job.spec.cpu_need)
-        given = np.asarray(cpu, dtype=float)
+        given = _cpu_shares(job.spec.id, cpu)
         if given.ndim == 0:
             return nodes_a, np.full(size, float(given))
         if given.size != size:
@@ -492,7 +515,7 @@ class Simulator(EngineCore):
         if cpu is None:
             share = spec.cpu_need
         elif np.ndim(cpu) == 0:
-            share = float(cpu)  # type: ignore[arg-type]
+            share = float(_cpu_shares(spec.id, cpu))
         else:
             raise CommandError(f"job {spec.id}: per-task CPU shares need explicit nodes")
         if not MIN_SHARE <= share <= 1.0:
