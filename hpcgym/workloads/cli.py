@@ -11,7 +11,7 @@ from typing import Any
 
 from hpcgym.errors import HpcGymError
 from hpcgym.workloads import registry, transforms
-from hpcgym.workloads.convert import read_workload, write_workload
+from hpcgym.workloads.convert import BAD_LINE, read_workload, write_workload
 from hpcgym.workloads.stats import describe, format_stats
 from hpcgym.workloads.workload import Workload
 
@@ -48,6 +48,20 @@ def _load(target: str, seed: int, options: dict[str, Any], strict: bool = True) 
     )
 
 
+def _print_skipped(w: Workload) -> None:
+    """Why records were skipped, and which lines a lenient read could not parse."""
+    bad_lines = next(
+        (dict(step.params).get("bad_lines") for step in w.provenance if step.op == "from_swf"),
+        None,
+    )
+    for reason, count in w.skipped:
+        where = ""
+        if reason == BAD_LINE and bad_lines:
+            more = ", ..." if count > len(bad_lines) else ""
+            where = f" (lines {', '.join(str(n) for n in bad_lines)}{more})"
+        print(f"skipped       {count} x {reason}{where}")
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     width = max(len(n) for n in registry.names())
     for name in registry.names():
@@ -60,6 +74,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_show(args: argparse.Namespace) -> int:
     w = _load(args.target, args.seed, _options(args.option), strict=not args.lenient)
     print(format_stats(describe(w)))
+    _print_skipped(w)
     if args.provenance:
         for step in w.provenance:
             print(step.to_json())
@@ -80,6 +95,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         w = transforms.estimates(w, args.estimates, seed=args.seed)
     write_workload(w, args.dest, command=_command(args))
     print(format_stats(describe(w)))
+    _print_skipped(w)
     print(f"wrote {args.dest}")
     return 0
 
