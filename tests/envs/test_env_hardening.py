@@ -71,7 +71,7 @@ def test_integer_actions_of_any_integer_type_work(action):
     ],
 )
 def test_non_finite_reward_settings_are_refused(kwargs):
-    with pytest.raises(SpecError, match="reward|invalid_penalty"):
+    with pytest.raises(SpecError, match=r"reward|invalid_penalty"):
         ClusterEnv(**TINY, **kwargs)
 
 
