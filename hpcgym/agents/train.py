@@ -32,6 +32,7 @@ from typing import Any
 import gymnasium as gym
 
 from hpcgym.agents.saved import ALGORITHMS, AgentCard, algorithm_class, save_agent
+from hpcgym.cli_checks import at_least, env_kwargs_arg, known_env_id, writable_folder
 from hpcgym.errors import SpecError
 
 HYPERPARAMS = Path(__file__).with_name("hyperparams")
@@ -292,6 +293,10 @@ def train(cfg: TrainConfig) -> TrainResult:
 
 def run(args: argparse.Namespace) -> int:
     """The ``train`` command."""
+    known_env_id(args.env)
+    at_least("--timesteps", args.timesteps, 1)
+    at_least("--n-envs", args.n_envs, 1)
+    env_kwargs = env_kwargs_arg(args.env_kwargs)
     overrides = {}
     for item in args.hp or []:
         key, sep, value = item.partition("=")
@@ -305,7 +310,7 @@ def run(args: argparse.Namespace) -> int:
         timesteps=args.timesteps,
         n_envs=args.n_envs,
         policy=args.policy,
-        env_kwargs=json.loads(args.env_kwargs) if args.env_kwargs else {},
+        env_kwargs=env_kwargs,
         overrides=overrides,
         hyperparams_file=args.hyperparams,
         out=args.out,
@@ -319,6 +324,7 @@ def run(args: argparse.Namespace) -> int:
         pretrain_episodes=args.pretrain_episodes,
         pretrain_epochs=args.pretrain_epochs,
     )
+    writable_folder(cfg.run_dir())
     r = train(cfg)
     print(
         f"{cfg.algo} on {cfg.env_id} (seed {cfg.seed}): {r.timesteps} steps, {r.episodes} "

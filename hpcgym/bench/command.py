@@ -13,6 +13,7 @@ from pathlib import Path
 from hpcgym.bench import scenarios
 from hpcgym.bench.report import terminal, write_report
 from hpcgym.bench.runner import EXECUTORS, execute, plan, ray_available
+from hpcgym.cli_checks import at_least, writable_folder
 
 
 def run_bench(
@@ -48,15 +49,18 @@ def run(args: argparse.Namespace) -> int:
             sc = scenarios.get(name)
             print(f"{name:<22} {sc.env_id:<24} {len(sc.seeds):>3} episodes  {sc.description}")
         return 0
+    at_least("--workers", args.workers, 1)
     if not args.scenario and not args.policy:
         from hpcgym.bench.main_job import main_job
 
+        writable_folder(Path(args.out) if args.out else Path("hpcgym-bench") / "main")
         return main_job(args)
     names = args.scenario or [scenarios.MAIN]
     policies = list(args.policy or [])
     if policies and args.with_defaults:
         policies = [*scenarios.get(names[0]).policies, *policies]
     out = Path(args.out) if args.out else Path("hpcgym-bench") / "-".join(names)
+    writable_folder(out)
     return run_bench(names, policies or None, out, args.executor, args.workers)
 
 

@@ -9,7 +9,6 @@ table. How each kind of policy runs is described in :mod:`hpcgym.bench.episode`.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pandas as pd
 
 from hpcgym.bench.episode import run_episode
 from hpcgym.bench.policies import policy_kind, policy_label
+from hpcgym.cli_checks import at_least, env_kwargs_arg, known_env_id, writable_file
 
 HEADLINE = ("mean_bsld", "max_bsld", "mean_wait", "utilization", "makespan", "reconfigurations")
 """Metrics shown in terminal tables and leaderboards (all of ``summary`` is in the CSV)."""
@@ -70,8 +70,12 @@ def format_table(table: pd.DataFrame) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """The ``evaluate`` command."""
+    known_env_id(args.env)
+    at_least("--episodes", args.episodes, 1)
+    env_kwargs = env_kwargs_arg(args.env_kwargs)
+    if args.out:
+        writable_file(args.out)
     seeds = list(range(args.seed, args.seed + args.episodes))
-    env_kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
     if args.n_jobs is not None:
         env_kwargs["n_jobs"] = args.n_jobs
     results = evaluate(args.policy or ["fcfs", "easy", "random"], args.env, seeds, env_kwargs)
@@ -81,7 +85,6 @@ def run(args: argparse.Namespace) -> int:
     print("paths: " + ", ".join(f"{p}={k}" for p, k in paths.items()))
     if args.out:
         out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
         results.to_csv(out, index=False)
         print(f"per-episode table: {out}")
     return 0

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hpcgym.cli_checks import writable_file
 from hpcgym.errors import HpcGymError
 from hpcgym.workloads import registry, transforms
 from hpcgym.workloads.convert import BAD_LINE, read_workload, write_workload
@@ -82,6 +83,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
+    writable_file(args.dest)
     w = read_workload(args.source, strict=not args.lenient, procs_per_node=args.procs_per_node)
     if args.window is not None:
         w = transforms.window(w, args.window[0], args.window[1])
@@ -101,6 +103,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
+    writable_file(args.dest)
     w = registry.load(args.name, args.seed, **_options(args.option))
     write_workload(w, args.dest, command=_command(args))
     print(format_stats(describe(w)))
