@@ -79,8 +79,10 @@ def choose_episode(
     unknown = sorted(set(opts) - {"start", "workload_seed", "n_jobs"})
     if unknown:
         raise SpecError(f"reset options {unknown} unknown; use start, workload_seed, n_jobs")
+    # ``None`` means "not fixed", as when the option is left out.
+    opts = {k: v for k, v in opts.items() if v is not None}
     for name, least in (("n_jobs", 1), ("start", 0), ("workload_seed", 0)):
-        if opts.get(name) is not None:
+        if name in opts:
             opts[name] = _option_int(name, opts[name], least)
     n_jobs = opts.get("n_jobs", cfg.n_jobs)
     if cfg.episode == "seeded":

@@ -74,9 +74,36 @@ def _whole_size(job_id: int, size: object) -> int:
     return k
 
 
+def _as_array(job_id: int, what: str, value: object) -> np.ndarray:
+    """``value`` as an array; a ``CommandError`` when numpy cannot make one (ragged lists)."""
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError):
+        raise CommandError(f"job {job_id}: {what} must be a flat list, got {value!r}") from None
+
+
+def _real(what: str, value: object) -> float:
+    """``value`` as a ``float`` if it is a real number (not a bool), else a ``CommandError``."""
+    if isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+        value, bool | np.bool_
+    ):
+        return float(value)
+    raise CommandError(f"{what} must be a number, got {value!r}")
+
+
+def _cluster_index(job_id: int, cluster: object) -> int | None:
+    """``cluster`` as an ``int`` (or ``None``), else a ``CommandError``."""
+    if cluster is None:
+        return None
+    k = _integer(cluster)
+    if k is None:
+        raise CommandError(f"job {job_id}: a cluster is an integer index, got {cluster!r}")
+    return k
+
+
 def _node_ids(job_id: int, nodes: ArrayLike) -> np.ndarray:
     """``nodes`` as an int64 array, or a ``CommandError``: node ids are integers, never rounded."""
-    given = np.asarray(nodes)
+    given = _as_array(job_id, "node ids", nodes)
     if given.dtype.kind not in "iu" and given.size:
         raise CommandError(
             f"job {job_id}: node ids must be integers, got {given.dtype} values "
@@ -87,7 +114,7 @@ def _node_ids(job_id: int, nodes: ArrayLike) -> np.ndarray:
 
 def _cpu_shares(job_id: int, cpu: ArrayLike | float) -> np.ndarray:
     """``cpu`` as a float64 array, or a ``CommandError``: shares are finite numbers."""
-    given = np.asarray(cpu)
+    given = _as_array(job_id, "CPU shares", cpu)
     if given.dtype.kind not in "iuf" or not np.isfinite(given).all():
         raise CommandError(
             f"job {job_id}: CPU shares must be finite numbers, got {given.ravel()[:4].tolist()}"
@@ -123,7 +150,7 @@ class Simulator(EngineCore):
         *,
         nodes: ArrayLike | None = None,
         cpu: ArrayLike | float | None = None,
-        cluster: int | None = None,
+        cluster: int | np.integer | None = None,
     ) -> None:
         """Start a queued job.
 
@@ -143,6 +170,8 @@ class Simulator(EngineCore):
             self._refuse_start(job_id)
             return
         spec = job.spec
+        if cluster is not None:
+            cluster = _cluster_index(job_id, cluster)
         # ``k``: the size as an ``int`` (``size`` may be a numpy integer, or wrong).
         if size is None:
             k = spec.nodes
@@ -323,7 +352,7 @@ class Simulator(EngineCore):
         *,
         nodes: ArrayLike | None = None,
         cpu: ArrayLike | float | None = None,
-        cluster: int | None = None,
+        cluster: int | np.integer | None = None,
     ) -> None:
         """Restart a suspended job at its size, anywhere; it pays its model's ``restart`` cost."""
         job_id = as_job_id(job_id)
@@ -331,7 +360,7 @@ class Simulator(EngineCore):
         if job._state is not _SUSPENDED:
             raise JobStateError(f"job {job_id} is {job._state.value}; only suspended jobs resume")
         size = job._saved_size
-        placed = self._resolve(job, size, nodes, cpu, cluster)
+        placed = self._resolve(job, size, nodes, cpu, _cluster_index(job_id, cluster))
         self._settle(job)
         self._hold(job, *placed)
         del self._suspended[job_id]
@@ -371,7 +400,7 @@ class Simulator(EngineCore):
         self._plan(job)
         self._commands += 1
 
-    def wake_at(self, time: float) -> None:
+    def wake_at(self, time: float | np.floating) -> None:
         """Ask for a decision point at ``time`` (reported as ``WAKEUP``), e.g. a planned start.
 
         Several requests for one instant give one decision point. A request at ``now`` is served
@@ -380,6 +409,7 @@ class Simulator(EngineCore):
         Raises:
             CommandError: ``time`` is in the past or not finite.
         """
+        time = _real(f"wake_at({time!r}): the time", time)
         if not self._now <= time < math.inf:
             raise CommandError(
                 f"wake_at({time!r}): the time must be finite and >= now ({self._now:g})"
@@ -388,7 +418,7 @@ class Simulator(EngineCore):
             self._wakeups.add(time)
             heappush(self._heap, (time, _WAKEUP, next(self._seq), None, 0))
 
-    def set_walltime(self, job_id: JobId, walltime: float | None) -> None:
+    def set_walltime(self, job_id: JobId, walltime: float | np.floating | None) -> None:
         """Change the time limit of a queued, running or suspended job (``None``: no limit).
 
         A running job whose held time already exceeds the new limit is killed at once (at the
@@ -401,6 +431,8 @@ class Simulator(EngineCore):
         job = self._job(job_id)
         if job._state in _ENDED or job._state is _PENDING:
             raise JobStateError(f"job {job_id} is {job._state.value}; its walltime cannot change")
+        if walltime is not None:
+            walltime = _real(f"job {job_id}: a walltime", walltime)
         if walltime is not None and not 0 < walltime < math.inf:
             raise CommandError(f"job {job_id}: a walltime must be > 0 and finite, got {walltime!r}")
         self._settle(job)

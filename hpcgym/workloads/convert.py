@@ -53,6 +53,19 @@ def _where(trace: SwfTrace, i: int) -> str:
     return f"{trace.path}:{line}" if line else f"{trace.path}: record {i + 1}"
 
 
+def _check_whole(trace: SwfTrace, rows: np.ndarray, names: tuple[str, ...]) -> None:
+    """Refuse a fraction in an integer field (an id) of ``rows``: it would be truncated."""
+    for name in names:
+        values = trace.data[rows, COL[name]]
+        frac = values != np.floor(values)
+        if frac.any():
+            i = int(rows[int(np.argmax(frac))])
+            raise WorkloadError(
+                f"{_where(trace, i)}: field {COL[name] + 1} ({name}) is "
+                f"{trace.data[i, COL[name]]:g}; ids are whole numbers. Fix the record."
+            )
+
+
 def _check_unique_ids(trace: SwfTrace, rows: np.ndarray) -> None:
     """Refuse a repeated job id among ``rows`` (record indices), naming it and both lines."""
     ids = trace.data[rows, COL["job_id"]]
@@ -137,6 +150,7 @@ def trace_to_workload(
     order = np.argsort(kept[:, COL["submit_time"]], kind="stable")
     kept = kept[order]
     source = np.flatnonzero(ok)[order]
+    _check_whole(trace, source, ("job_id", "user_id", "group_id"))
     _check_unique_ids(trace, source)
     shift = float(kept[0, COL["submit_time"]]) if len(kept) else 0.0
     nodes = np.ceil(record_procs(kept) / ppn).astype(np.int64)

@@ -10,6 +10,7 @@ does a line-by-line pass run, to name the file, line and field of every problem.
 
 from __future__ import annotations
 
+import csv
 import gzip
 import io
 import math
@@ -228,11 +229,12 @@ def _check_values(values: list[float]) -> tuple[int, str] | None:
 
 def _parse_line(number: int, bline: bytes) -> list[float] | LineProblem | None:
     """The 18 values of one line, its problem, or ``None`` for a blank or comment line."""
+    # A comment may hold any byte (names with accents in acknowledgements); data only ASCII.
+    data = bline.split(b";", 1)[0]
     try:
-        text = bline.decode("ascii")
+        text = data.decode("ascii")
     except UnicodeDecodeError as e:
         return LineProblem(number, None, f"non-ASCII byte at column {e.start + 1}")
-    text = text.split(";", 1)[0]
     odd = next((i for i, c in enumerate(text) if (c < " " and c != "\t") or c == "\x7f"), None)
     if odd is not None:
         return LineProblem(number, None, f"control character {text[odd]!r} at column {odd + 1}")
@@ -291,6 +293,7 @@ def _parse_fast(raw: bytes) -> np.ndarray | None:
                 header=None,
                 names=range(N_FIELDS),
                 index_col=False,
+                quoting=csv.QUOTE_NONE,  # '"1"' is not an SWF number
                 engine="c",
                 na_filter=False,
                 low_memory=False,

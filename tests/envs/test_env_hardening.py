@@ -79,3 +79,10 @@ def test_non_finite_reward_settings_are_refused(kwargs):
 def test_the_constructor_refuses_the_same_n_jobs(n_jobs):
     with pytest.raises(SpecError, match="n_jobs"):
         ClusterEnv(**(TINY | {"n_jobs": n_jobs}))
+
+
+def test_a_none_option_means_not_fixed():
+    """Found by tests/envs/test_env_fuzz.py: start=None raised TypeError."""
+    env = ClusterEnv(**TINY)
+    env.reset(seed=0, options={"start": None, "n_jobs": None, "workload_seed": None})
+    assert env.unwrapped.episode.start == 0

@@ -131,3 +131,26 @@ def test_metrics_that_overflow_are_an_error_not_inf() -> None:
         pass
     with pytest.raises(SpecError, match="energy"):
         sim.result()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        lambda sim: sim.wake_at("5"),
+        lambda sim: sim.wake_at(None),
+        lambda sim: sim.set_walltime(1, "5"),
+        lambda sim: sim.set_walltime(1, [1]),
+        lambda sim: sim.start(1, cluster="0"),
+        lambda sim: sim.start(1, cluster=0.5),
+        lambda sim: sim.start(1, nodes=[[0, 1], [2]]),
+        lambda sim: sim.start(1, nodes=[0, 1], cpu=[[0.5], [0.5, 0.5]]),
+        lambda sim: sim.start(1, nodes=[0, 1], cpu=complex(1, 0)),
+    ],
+)
+def test_commands_refuse_odd_argument_types_cleanly(command) -> None:
+    """Found by tests/fuzz/test_engine_fuzz.py: these raised TypeError or ValueError."""
+    sim = Simulator(Platform.single(8), [JobSpec(1, 0.0, 10.0, 2)])
+    sim.advance()
+    with pytest.raises(CommandError):
+        command(sim)
+    assert sim.jobs[1].state.value == "queued"

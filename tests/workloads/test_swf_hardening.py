@@ -91,7 +91,7 @@ def test_crlf_line_endings_are_read(tmp_path):
     assert len(read_swf(write(tmp_path, text))) == 2
 
 
-@pytest.mark.parametrize("token", ["1_000", "0x10", "1,000", "\u0661\u0660", "1d5"])
+@pytest.mark.parametrize("token", ["1_000", "0x10", "1,000", "\u0661\u0660", "1d5", '"1"'])
 def test_non_swf_number_spellings_are_refused(tmp_path, token):
     fields = record(1).split()
     fields[3] = token
@@ -164,3 +164,10 @@ def test_cli_reports_the_lines_a_lenient_read_skipped(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "1 records skipped" in out
     assert "bad SWF line" in out and "lines 5" in out
+
+
+def test_fractional_job_ids_are_refused_not_truncated(tmp_path):
+    """Found by tests/fuzz/test_swf_fuzz.py: ids 0 and 0.5 both became job 0."""
+    p = write(tmp_path, HEADER + record(1) + "\n" + record(2).replace("2", "2.5", 1) + "\n")
+    with pytest.raises(WorkloadError, match=r"t\.swf:4: field 1 \(job_id\) is 2\.5"):
+        read_workload(p)
