@@ -187,7 +187,7 @@ def _header_lines(raw: bytes) -> tuple[list[str], int, int]:
     while offset < len(raw):
         end = raw.find(b"\n", offset)
         end = len(raw) if end < 0 else end + 1
-        stripped = raw[offset:end].strip()
+        stripped = raw[offset:end].strip(b" \t\n")  # other control bytes are not blank
         if stripped and not stripped.startswith(b";"):
             break
         n += 1

@@ -28,8 +28,13 @@ from hpcgym.sim import (
     SizeRule,
 )
 
+# The default run is derandomized (the same examples every time); the long one explores.
 FAST = settings(
-    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    database=None,
+    derandomize=True,
 )
 LONG = settings(
     max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None

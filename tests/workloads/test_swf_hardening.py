@@ -171,3 +171,10 @@ def test_fractional_job_ids_are_refused_not_truncated(tmp_path):
     p = write(tmp_path, HEADER + record(1) + "\n" + record(2).replace("2", "2.5", 1) + "\n")
     with pytest.raises(WorkloadError, match=r"t\.swf:4: field 1 \(job_id\) is 2\.5"):
         read_workload(p)
+
+
+@pytest.mark.parametrize("text", ["\x0b\n", HEADER + "\x0c\n" + record(1) + "\n"])
+def test_a_control_character_is_not_a_blank_line(tmp_path, text):
+    """Found by tests/fuzz/test_swf_fuzz.py: a lone vertical tab was taken as a blank line."""
+    with pytest.raises(WorkloadError, match="control character"):
+        read_swf(write(tmp_path, text))
