@@ -18,7 +18,7 @@ import time
 from results_md import build_note, write_section
 
 from hpcgym.sim import JobSpec, Platform, Simulator
-from hpcgym.workloads.registry import workloads_dir
+from hpcgym.workloads.registry import resolve_file
 from hpcgym.workloads.swf import read_swf
 
 SECTION = "## Engine speed"
@@ -39,7 +39,7 @@ class MinimalFCFS:
 
 def lublin_jobs() -> list[JobSpec]:
     """The 10,000 jobs of lublin_256.swf as rigid specs (run time = work, size = processors)."""
-    trace = read_swf(workloads_dir() / "lublin_256.swf")
+    trace = read_swf(resolve_file("lublin_256.swf"))
     d = trace.data
     return [
         JobSpec(int(r[0]), float(r[1]), float(r[3]), int(r[4] if r[4] > 0 else r[7])) for r in d

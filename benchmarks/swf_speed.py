@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 from results_md import write_section
 
+from hpcgym.workloads.catalog import bundled_dir
 from hpcgym.workloads.convert import trace_to_workload
-from hpcgym.workloads.registry import workloads_dir
 from hpcgym.workloads.swf import read_swf
 
 HEADING = "## SWF parsing"
@@ -45,7 +45,7 @@ def best_time(path: Path) -> tuple[float, float, int]:
 
 
 def main() -> int:
-    folder = workloads_dir()
+    folder = bundled_dir()
     rows = []
     for path in sorted(folder.glob("*.swf*")):
         wall, cpu, lines = best_time(path)

@@ -63,7 +63,9 @@ def warm(env_id: str) -> float:
 def one_run(env_id: str, vec: str, timesteps: int, seed: int) -> dict[str, float]:
     """Train once; return the time split."""
     with tempfile.TemporaryDirectory(prefix="train_split_") as tmp:
-        cfg = TrainConfig(env_id=env_id, seed=seed, timesteps=timesteps, out=tmp, vec_env=vec)
+        cfg = TrainConfig(
+            env_id=env_id, seed=seed, timesteps=timesteps, out=tmp, vec_env=vec, tensorboard=""
+        )
         r = train(cfg)
     return {
         "steps": r.timesteps,

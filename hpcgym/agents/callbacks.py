@@ -109,20 +109,39 @@ class EpisodeMetricsCallback(BaseCallback):
 
     Args:
         csv_path: The CSV file (created, with a header, when training starts).
+        resume_at: Training resumes from a checkpoint at this step: the file keeps its rows up
+            to that step (later ones were written after the checkpoint, and will be again).
     """
 
-    def __init__(self, csv_path: str | Path, verbose: int = 0) -> None:
+    def __init__(
+        self, csv_path: str | Path, verbose: int = 0, resume_at: int | None = None
+    ) -> None:
         super().__init__(verbose)
         self.csv_path = Path(csv_path)
+        self.resume_at = resume_at
         self._file: TextIO | None = None
         self._writer: Any = None
         self.episodes = 0
 
+    def _kept_rows(self) -> list[list[str]]:
+        if self.resume_at is None or not self.csv_path.is_file():
+            return []
+        with self.csv_path.open(newline="") as f:
+            rows = list(csv.reader(f))[1:]
+        return [r for r in rows if r and int(r[0]) <= self.resume_at]
+
     def _on_training_start(self) -> None:
         self.csv_path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.csv_path.open("w", newline="")
+        kept = self._kept_rows()
+        tmp = self.csv_path.with_name(f".{self.csv_path.name}.tmp")
+        with tmp.open("w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(EPISODE_COLUMNS)
+            writer.writerows(kept)
+        tmp.replace(self.csv_path)
+        self.episodes = len(kept)
+        self._file = self.csv_path.open("a", newline="")
         self._writer = csv.writer(self._file)
-        self._writer.writerow(EPISODE_COLUMNS)
 
     def _on_step(self) -> bool:
         infos = self.locals.get("infos", [])

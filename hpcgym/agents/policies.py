@@ -23,6 +23,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
 from hpcgym.agents.layout import Blocks, menu_blocks
+from hpcgym.errors import SpecError
 
 __all__ = ["JobScoringExtractor", "JobScoringPolicy", "menu_blocks"]
 
@@ -45,14 +46,28 @@ class JobScoringExtractor(BaseFeaturesExtractor):
 
     Args:
         observation_space: The env's ``Dict`` observation space.
-        blocks: The menu layout (:func:`menu_blocks`).
+        blocks: The menu layout (:func:`menu_blocks`); the spaces alone do not tell it.
         hidden: Width of the shared slot networks.
         embed: Width of the cluster summary and of the slot embeddings.
+
+    Raises:
+        SpecError: ``blocks`` is missing (build the agent with :func:`hpcgym.agents.make_agent`).
     """
 
     def __init__(
-        self, observation_space: spaces.Dict, blocks: Blocks, hidden: int = 64, embed: int = 32
+        self,
+        observation_space: spaces.Dict,
+        blocks: Blocks | None = None,
+        hidden: int = 64,
+        embed: int = 32,
     ) -> None:
+        if blocks is None:
+            raise SpecError(
+                "JobScoringPolicy needs the env's menu layout, which its spaces do not tell: "
+                "build the agent with hpcgym.agents.make_agent(env, algo='maskable_ppo'), or pass "
+                "policy_kwargs={'features_extractor_kwargs': {'blocks': menu_blocks(env)}} "
+                "(hpcgym.agents.layout.menu_blocks)"
+            )
         shapes = {k: sp.shape for k, sp in observation_space.spaces.items()}
         assert all(s is not None for s in shapes.values())
         self.blocks = dict(blocks)
@@ -134,8 +149,8 @@ class _SplitLatent(nn.Module):
 class JobScoringPolicy(MaskableMultiInputActorCriticPolicy):
     """MaskablePPO policy whose logits are the :class:`JobScoringExtractor`'s per-slot scores.
 
-    Pass the menu layout as ``policy_kwargs={"features_extractor_kwargs": {"blocks": ...}}``
-    (``hpcgym train`` does it).
+    It needs the menu layout, as ``policy_kwargs={"features_extractor_kwargs": {"blocks": ...}}``:
+    :func:`hpcgym.agents.make_agent` (and ``hpcgym train``) pass it.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -2,12 +2,19 @@
 
 Hyperparameters come from ``hpcgym/agents/hyperparams/<algo>.yml`` (rl-zoo3's layout, keyed by
 env id, ``default`` otherwise); the command line overrides the step budget, the number of envs
-and any key (``--hp n_steps=256``). A run folder holds the agent (``agent.zip`` and its card
-``agent.json``, see :mod:`hpcgym.agents.saved`), ``checkpoints/``, ``episodes.csv`` (one row per
-training episode, :class:`~hpcgym.agents.callbacks.EpisodeMetricsCallback`), ``tb/`` when
-tensorboard is importable, the resolved ``hyperparams.json`` and ``timing.json`` (time inside
-the VecEnv against the learner's, in wall and CPU seconds, and the updates' CPU seconds; see
-:class:`~hpcgym.agents.callbacks.TimedVecEnv`).
+and any key (``--hp n_steps=256``). A run folder holds the agent (``agent.safetensors``, its
+weights, and ``agent.json``, its card; see :mod:`hpcgym.agents.saved`), ``checkpoints/``
+(``--checkpoint-every``; see :mod:`hpcgym.agents.checkpoint`), ``episodes.csv`` (one row per
+training episode, :class:`~hpcgym.agents.callbacks.EpisodeMetricsCallback`), ``tb/``
+(TensorBoard, ``--tensorboard`` elsewhere), the resolved ``hyperparams.json`` and
+``timing.json`` (time inside the VecEnv against the learner's, in wall and CPU seconds, and the
+updates' CPU seconds; see :class:`~hpcgym.agents.callbacks.TimedVecEnv`). Files are written
+under a temporary name and renamed. A folder that already holds a run is refused unless
+``--resume`` (continue from its last checkpoint, to the same agent as an uninterrupted run) or
+``--overwrite`` is given.
+
+SB3 runs whole rollouts, so the steps run are the budget rounded up to whole rollouts; the
+command says so before it starts, and the progress bar counts to that number.
 
 The envs run in this process in a :class:`~hpcgym.agents.vec.MaskVecEnv` (the action masks
 come with the step's info; the same agent as SB3's ``DummyVecEnv``, which ``--vec-env dummy``
@@ -23,15 +30,15 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import shutil
+import sys
 import time
-import warnings
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
-
-from hpcgym.agents.saved import ALGORITHMS, AgentCard, algorithm_class, save_agent
+from hpcgym.agents.saved import ALGORITHMS, AgentCard, card_for, save_agent, write_atomic
 from hpcgym.cli_checks import at_least, env_kwargs_arg, known_env_id, writable_folder
 from hpcgym.errors import SpecError
 
@@ -64,7 +71,11 @@ def _parse_value(text: str) -> Any:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """One training run (command-line values; ``None`` keeps the YAML's)."""
+    """One training run (command-line values; ``None`` keeps the YAML's).
+
+    Raises:
+        SpecError: A step budget, number of envs or checkpoint interval that is not positive.
+    """
 
     env_id: str = "hpcgym/Rigid-v0"
     algo: str = "maskable_ppo"
@@ -77,23 +88,58 @@ class TrainConfig:
     hyperparams_file: str | None = None
     out: str | None = None
     checkpoint_every: int = 0
+    """Steps between checkpoints (0: none), rounded up to whole rollouts."""
+    resume: bool = False
+    """Continue the run in ``out`` from its last checkpoint (from the start if it has none)."""
+    overwrite: bool = False
+    """Replace a run already in ``out`` (its agent, checkpoints, logs)."""
     subproc: bool = False
     """Shorthand for ``vec_env="subproc"``."""
     vec_env: str = "mask"
     """``mask`` (:class:`~hpcgym.agents.vec.MaskVecEnv`), ``dummy`` or ``subproc`` (SB3's)."""
     threads: int = 1
     progress: bool = False
+    """Show a progress bar (only when stdout is a terminal)."""
+    tensorboard: str | None = None
+    """TensorBoard folder (default ``<run>/tb``; ``""``: no TensorBoard logs)."""
     verbose: int = 0
     pretrain: str | None = None
     """Clone this expert first (``hpcgym.agents.imitation.expert_names``); MaskablePPO only."""
     pretrain_episodes: int = 20
     pretrain_epochs: int = 10
+    eval_every: int = 0
+    """Steps between validation runs on the validation split (0: none); see ``validation``."""
+    eval_episodes: int = 8
+    """Episodes per validation run."""
+
+    def __post_init__(self) -> None:
+        if self.timesteps is not None and self.timesteps <= 0:
+            raise SpecError(f"timesteps must be positive, got {self.timesteps}")
+        if self.n_envs is not None and self.n_envs <= 0:
+            raise SpecError(f"n_envs must be positive, got {self.n_envs}")
+        if self.checkpoint_every < 0:
+            raise SpecError(
+                f"checkpoint_every must be 0 (none) or positive, not {self.checkpoint_every}"
+            )
+        if self.eval_every < 0 or self.eval_episodes < 1:
+            raise SpecError(
+                f"eval_every must be >= 0 and eval_episodes >= 1, got {self.eval_every} and "
+                f"{self.eval_episodes}"
+            )
+        if self.resume and self.overwrite:
+            raise SpecError("resume continues a run and overwrite replaces it: choose one")
 
     def run_dir(self) -> Path:
         """The run folder (``runs/<algo>_<preset>_s<seed>`` unless ``out`` is given)."""
         if self.out:
             return Path(self.out)
         return Path("runs") / f"{self.algo}_{self.env_id.split('/')[-1]}_s{self.seed}"
+
+    def tensorboard_dir(self) -> Path | None:
+        """Where TensorBoard logs go (``None``: nowhere, or tensorboard is not installed)."""
+        if self.tensorboard == "" or importlib.util.find_spec("tensorboard") is None:
+            return None
+        return Path(self.tensorboard) if self.tensorboard else self.run_dir() / "tb"
 
 
 @dataclass(frozen=True)
@@ -109,6 +155,10 @@ class TrainResult:
     cpu_seconds: float = 0.0
     env_cpu_seconds: float = 0.0
     update_cpu_seconds: float = 0.0
+    resumed_from: int | None = None
+    """The checkpoint's step the run resumed from (``None``: it started afresh)."""
+    checkpoints: tuple[int, ...] = ()
+    """Steps of the checkpoints this call wrote."""
 
     @property
     def learner_seconds(self) -> float:
@@ -116,21 +166,8 @@ class TrainResult:
         return self.seconds - self.env_seconds
 
 
-def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
-    """The model, its (timed) VecEnv, the resolved hyperparameters and the agent card."""
-    import torch
-    from stable_baselines3.common.env_util import make_vec_env
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
-
-    from hpcgym.agents.callbacks import TimedVecEnv
-    from hpcgym.agents.policies import JobScoringPolicy, menu_blocks
-    from hpcgym.agents.vec import make_mask_vec_env
-
-    vec_kind = "subproc" if cfg.subproc else cfg.vec_env
-    if vec_kind not in VEC_ENVS:
-        raise SpecError(f"unknown VecEnv {vec_kind!r}; choose from {', '.join(VEC_ENVS)}")
-
-    torch.set_num_threads(max(1, cfg.threads))
+def resolve_hyperparams(cfg: TrainConfig) -> dict[str, Any]:
+    """The YAML's hyperparameters with the command line's overrides (checked)."""
     hp = load_hyperparams(cfg.algo, cfg.env_id, cfg.hyperparams_file)
     hp.update(cfg.overrides)
     if cfg.timesteps is not None:
@@ -139,22 +176,32 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
         hp["n_envs"] = cfg.n_envs
     if cfg.policy is not None:
         hp["policy"] = cfg.policy
-    env_kwargs = {**dict(hp.get("env_kwargs") or {}), **cfg.env_kwargs}
-    hp["env_kwargs"] = env_kwargs
-    policy: Any = hp.get("policy", "MultiInputPolicy")
-    policy_kwargs = dict(hp.get("policy_kwargs") or {})
-    if policy == "JobScoringPolicy":
-        if cfg.algo != "maskable_ppo":
-            raise SpecError("JobScoringPolicy is a MaskablePPO policy; use --algo maskable_ppo")
-        probe = gym.make(cfg.env_id, **env_kwargs)
-        fx = dict(policy_kwargs.get("features_extractor_kwargs") or {})
-        fx["blocks"] = menu_blocks(probe)
-        policy_kwargs["features_extractor_kwargs"] = fx
-        probe.close()
-        policy = JobScoringPolicy
-    budget = hp.get("resize_budget")
-    if budget is not None and cfg.algo != "maskable_ppo":
+    # Training sees only the train split of the preset's workload unless told otherwise.
+    hp["env_kwargs"] = {"split": "train", **dict(hp.get("env_kwargs") or {}), **cfg.env_kwargs}
+    if int(hp.get("n_timesteps", 0)) <= 0:
+        raise SpecError(f"n_timesteps must be positive, got {hp.get('n_timesteps')}")
+    if int(hp.get("n_envs", 1)) <= 0:
+        raise SpecError(f"n_envs must be positive, got {hp.get('n_envs')}")
+    if hp.get("resize_budget") is not None and cfg.algo != "maskable_ppo":
         raise SpecError("resize_budget narrows action masks: only maskable_ppo uses them")
+    return hp
+
+
+def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
+    """The model, its (timed) VecEnv, the resolved hyperparameters and the agent card."""
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    from hpcgym.agents.callbacks import TimedVecEnv
+    from hpcgym.agents.make import make_agent
+    from hpcgym.agents.vec import make_mask_vec_env
+
+    vec_kind = "subproc" if cfg.subproc else cfg.vec_env
+    if vec_kind not in VEC_ENVS:
+        raise SpecError(f"unknown VecEnv {vec_kind!r}; choose from {', '.join(VEC_ENVS)}")
+    hp = resolve_hyperparams(cfg)
+    env_kwargs = hp["env_kwargs"]
+    budget = hp.get("resize_budget")
     module = cfg.env_id.split("/")[0]
     n_envs = int(hp.get("n_envs", 1))
     limit = None if budget is None else int(budget)
@@ -171,29 +218,37 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
             vec_env_cls=SubprocVecEnv if vec_kind == "subproc" else DummyVecEnv,
         )
     venv = TimedVecEnv(base)
-    run_dir = cfg.run_dir()
-    tensorboard = importlib.util.find_spec("tensorboard") is not None
+    tb = cfg.tensorboard_dir()
     algo_kwargs = {k: v for k, v in hp.items() if k not in _OURS}
     try:
-        model = algorithm_class(cfg.algo)(
-            policy,
+        model = make_agent(
             venv,
+            cfg.algo,
+            policy=hp.get("policy"),
+            policy_kwargs=dict(hp.get("policy_kwargs") or {}),
+            threads=cfg.threads,
             seed=cfg.seed,
-            device="cpu",
             verbose=cfg.verbose,
-            policy_kwargs=policy_kwargs or None,
-            tensorboard_log=str(run_dir / "tb") if tensorboard else None,
+            tensorboard_log=None if tb is None else str(tb),
             **algo_kwargs,
         )
     except TypeError as e:  # an unknown hyperparameter name
         raise SpecError(f"{cfg.algo} hyperparameters for {cfg.env_id}: {e}") from None
-    card = AgentCard(
+    training = {
+        "seed": cfg.seed,
+        "hyperparams": hp,
+        "vec_env": vec_kind,
+        "threads": cfg.threads,
+        "pretrain": cfg.pretrain,
+    }
+    card = card_for(
+        model,
         cfg.algo,
         cfg.env_id,
         env_kwargs,
-        cfg.seed,
-        int(hp["n_timesteps"]),
-        None if budget is None else int(budget),
+        seed=cfg.seed,
+        resize_budget=limit,
+        training=training,
     )
     return model, venv, hp, card
 
@@ -230,36 +285,139 @@ def pretrain(model: Any, cfg: TrainConfig, env_kwargs: dict[str, Any]) -> dict[s
     }
 
 
-def train(cfg: TrainConfig) -> TrainResult:
-    """Train, checkpoint, log and save; see the module docstring for what lands where."""
-    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
+RUN_FILES = (
+    "agent.safetensors",
+    "agent.json",
+    "agent.zip",
+    "episodes.csv",
+    "hyperparams.json",
+    "timing.json",
+    "validation.csv",
+    "learning_curve.png",
+    "best.safetensors",
+    "best.json",
+)
+"""Files of a run folder that ``overwrite`` replaces (with ``checkpoints/`` and ``tb/``)."""
+
+
+def _prepare_run_dir(cfg: TrainConfig) -> Path | None:
+    """Check what ``cfg``'s run folder holds; return the checkpoint to resume from, if any."""
+    from hpcgym.agents.checkpoint import checkpoint_dir, latest_checkpoint
+    from hpcgym.agents.saved import is_saved_agent
+
+    run_dir = cfg.run_dir()
+    held = sorted(p.name for p in run_dir.iterdir()) if run_dir.is_dir() else []
+    if not held:
+        return None
+    if cfg.overwrite:
+        for name in RUN_FILES:
+            (run_dir / name).unlink(missing_ok=True)
+        for folder in (checkpoint_dir(run_dir), run_dir / "tb"):
+            if folder.is_dir():
+                shutil.rmtree(folder)
+        return None
+    if not cfg.resume:
+        raise SpecError(
+            f"{run_dir} already holds a training run ({', '.join(held[:6])}); --resume continues "
+            "it from its last checkpoint, --overwrite replaces it, or choose another --out"
+        )
+    if is_saved_agent(run_dir):
+        raise SpecError(
+            f"{run_dir} holds a finished agent: nothing to resume; --overwrite trains it again"
+        )
+    return latest_checkpoint(run_dir)
+
+
+def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> TrainResult:
+    """Train, checkpoint, log and save; see the module docstring for what lands where.
+
+    Args:
+        cfg: The run.
+        announce: Called with a line saying how many steps will run (rounded up to whole
+            rollouts) and from which checkpoint, before training starts.
+
+    Raises:
+        SpecError: The run folder holds a run and neither ``resume`` nor ``overwrite`` is set,
+            ``resume`` cannot be exact for this run, or its checkpoint is of another run.
+    """
+    from stable_baselines3.common.callbacks import CallbackList
 
     from hpcgym.agents.callbacks import EpisodeMetricsCallback, UpdateTimer
+    from hpcgym.agents.checkpoint import Checkpointer, resumable, resume
+    from hpcgym.agents.progress import ProgressBar, planned_timesteps
 
-    model, venv, hp, card = build(cfg)
+    model, venv, hp, card = build(cfg)  # first: a configuration error changes no file
+    try:
+        state = _prepare_run_dir(cfg)
+    except SpecError:
+        venv.close()
+        raise
     run_dir = cfg.run_dir()
+    config = {
+        "env_id": cfg.env_id,
+        "algo": cfg.algo,
+        "seed": cfg.seed,
+        "hyperparams": dict(hp),
+        "vec_env": card.training["vec_env"],
+        "threads": cfg.threads,
+        "pretrain": [cfg.pretrain, cfg.pretrain_episodes, cfg.pretrain_epochs],
+    }
+    why_not = resumable(model, cfg.algo)
+    if cfg.resume and why_not:
+        venv.close()
+        raise SpecError(f"--resume cannot give the same agent for this run: {why_not}")
     run_dir.mkdir(parents=True, exist_ok=True)
-    if cfg.pretrain:
-        hp["pretrain"] = pretrain(model, cfg, hp["env_kwargs"])
-    (run_dir / "hyperparams.json").write_text(json.dumps(hp, indent=2, sort_keys=True) + "\n")
-    metrics = EpisodeMetricsCallback(run_dir / "episodes.csv")
+    resumed_from = None
+    if state is not None:
+        resumed_from = resume(model, state, config)
+    else:
+        if cfg.pretrain:
+            hp["pretrain"] = pretrain(model, cfg, hp["env_kwargs"])
+        text = json.dumps(hp, indent=2, sort_keys=True) + "\n"
+        write_atomic(run_dir / "hyperparams.json", text)
+    total = int(hp["n_timesteps"])
+    planned = planned_timesteps(model, total)
+    if announce is not None:
+        start = f"from the checkpoint at {resumed_from:,}" if resumed_from else "from 0"
+        rounding = f" ({total:,} asked, rounded up to whole rollouts)" if planned != total else ""
+        announce(f"training {cfg.algo} on {cfg.env_id} to {planned:,} steps{rounding}, {start}")
+    metrics = EpisodeMetricsCallback(run_dir / "episodes.csv", resume_at=resumed_from)
     updates = UpdateTimer()
     callbacks: list[Any] = [metrics, updates]
+    checkpoints = None
     if cfg.checkpoint_every > 0:
-        every = max(1, cfg.checkpoint_every // venv.num_envs)
-        callbacks.append(CheckpointCallback(every, str(run_dir / "checkpoints"), "agent"))
-    progress = cfg.progress and all(
-        importlib.util.find_spec(m) is not None for m in ("tqdm", "rich")
-    )
+        checkpoints = Checkpointer(cfg.checkpoint_every, card, run_dir, config)
+        callbacks.append(checkpoints)
+    if cfg.eval_every > 0:
+        from hpcgym.agents.validation import ValidationCallback
+
+        callbacks.append(
+            ValidationCallback(
+                cfg.env_id,
+                hp["env_kwargs"],
+                cfg.eval_every,
+                cfg.eval_episodes,
+                run_dir,
+                card,
+                resume_at=resumed_from,
+            )
+        )
+    bar = None
+    if cfg.progress and sys.stdout.isatty():
+        bar = ProgressBar(planned, f"{cfg.algo} {cfg.env_id}")
+        callbacks.append(bar)
     t0, c0 = time.perf_counter(), time.process_time()
-    with warnings.catch_warnings():
-        # SB3's bar is tqdm.rich, which warns on every run that it is experimental.
-        warnings.filterwarnings("ignore", message="rich is experimental")
-        model.learn(int(hp["n_timesteps"]), callback=CallbackList(callbacks), progress_bar=progress)
+    try:
+        model.learn(
+            total - model.num_timesteps,
+            callback=CallbackList(callbacks),
+            reset_num_timesteps=resumed_from is None,
+        )
+    finally:
+        if bar is not None:
+            bar._on_training_end()  # also after Ctrl-C: give the terminal back
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-    agent = save_agent(model, card, run_dir / "agent")
-    for ckpt in sorted((run_dir / "checkpoints").glob("*.zip")):
-        ckpt.with_suffix(".json").write_text(card.to_json() + "\n")
+    agent = save_agent(model, replace(card, timesteps=model.num_timesteps), run_dir / "agent")
     venv.close()
     result = TrainResult(
         agent,
@@ -271,10 +429,13 @@ def train(cfg: TrainConfig) -> TrainResult:
         cpu,
         venv.env_cpu_seconds,
         updates.cpu_seconds,
+        resumed_from,
+        tuple(checkpoints.saved) if checkpoints else (),
     )
     timing = {
         "timesteps": result.timesteps,
         "episodes": result.episodes,
+        "resumed_from": resumed_from,
         "vec_env": "subproc" if cfg.subproc else cfg.vec_env,
         "seconds": round(seconds, 3),
         "env_seconds": round(result.env_seconds, 3),
@@ -287,14 +448,13 @@ def train(cfg: TrainConfig) -> TrainResult:
         "env_cpu_fraction": round(result.env_cpu_seconds / cpu, 4) if cpu > 0 else 0.0,
         "threads": cfg.threads,
     }
-    (run_dir / "timing.json").write_text(json.dumps(timing, indent=2) + "\n")
+    write_atomic(run_dir / "timing.json", json.dumps(timing, indent=2) + "\n")
     return result
 
 
 def run(args: argparse.Namespace) -> int:
     """The ``train`` command."""
     known_env_id(args.env)
-    at_least("--timesteps", args.timesteps, 1)
     at_least("--n-envs", args.n_envs, 1)
     env_kwargs = env_kwargs_arg(args.env_kwargs)
     overrides = {}
@@ -315,25 +475,64 @@ def run(args: argparse.Namespace) -> int:
         hyperparams_file=args.hyperparams,
         out=args.out,
         checkpoint_every=args.checkpoint_every,
+        resume=args.resume,
+        overwrite=args.overwrite,
         subproc=args.subproc,
         vec_env=args.vec_env,
         threads=args.threads,
         progress=not args.no_progress,
+        tensorboard=args.tensorboard,
         verbose=args.verbose,
         pretrain=args.pretrain,
         pretrain_episodes=args.pretrain_episodes,
         pretrain_epochs=args.pretrain_epochs,
+        eval_every=args.eval_every,
+        eval_episodes=args.eval_episodes,
     )
+    if args.seeds is not None:
+        if args.out:
+            writable_folder(args.out)
+        return _run_sweep(cfg, args)
     writable_folder(cfg.run_dir())
-    r = train(cfg)
+    try:
+        r = train(cfg, announce=print)
+    except KeyboardInterrupt:
+        saved = "no checkpoint yet" if cfg.checkpoint_every <= 0 else "checkpoints are kept"
+        print(
+            f"hpcgym: interrupted ({saved}); the same command with --resume continues the run "
+            f"in {cfg.run_dir()}",
+            file=sys.stderr,
+        )
+        return 130
     print(
         f"{cfg.algo} on {cfg.env_id} (seed {cfg.seed}): {r.timesteps} steps, {r.episodes} "
         f"episodes in {r.seconds:.1f} s (env {r.env_seconds:.1f} s, learner "
         f"{r.learner_seconds:.1f} s; CPU {r.cpu_seconds:.1f} s, env "
         f"{r.env_cpu_seconds / max(r.cpu_seconds, 1e-9):.0%})"
     )
-    print(f"agent: {r.agent}  (evaluate: hpcgym evaluate --env {cfg.env_id} --policy {r.agent})")
+    print(f"agent: {r.agent}  (evaluate: hpcgym evaluate --env {cfg.env_id} --policy {r.run_dir})")
     print(f"run folder: {r.run_dir.resolve()}")
+    return 0
+
+
+def _run_sweep(cfg: TrainConfig, args: argparse.Namespace) -> int:
+    from hpcgym.agents.sweep import parse_seeds, sweep
+
+    seeds = parse_seeds(args.seeds)
+    where = args.executor + (f" at {args.ray_address}" if args.ray_address else "")
+    print(
+        f"training {cfg.algo} on {cfg.env_id} for seeds {seeds} ({where}, {args.workers} workers)"
+    )
+    try:
+        runs = sweep(cfg, seeds, args.executor, args.workers, args.ray_address)
+    except KeyboardInterrupt:
+        print("hpcgym: interrupted; the same command with --resume continues", file=sys.stderr)
+        return 130
+    for r in runs:
+        print(
+            f"seed {r.seed}: {r.timesteps} steps, {r.episodes} episodes, {r.seconds:.1f} s  "
+            f"{r.run_dir}"
+        )
     return 0
 
 
@@ -357,7 +556,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--env", default="hpcgym/Rigid-v0", help="registered env id")
     p.add_argument("--algo", choices=ALGORITHMS, default="maskable_ppo")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="the training seed (envs get seed + i)")
+    p.add_argument(
+        "--seeds",
+        default=None,
+        metavar="LIST",
+        help="train one agent per seed, e.g. --seeds 0-4 (folders <out>/s<seed>)",
+    )
+    p.add_argument(
+        "--executor",
+        choices=("serial", "process", "ray"),
+        default="process",
+        help="where a --seeds sweep runs: here one by one, local processes, or Ray",
+    )
+    p.add_argument("--workers", type=int, default=2, help="parallel runs of a --seeds sweep")
+    p.add_argument(
+        "--ray-address",
+        default=None,
+        help="attach a --seeds sweep to this running Ray cluster (else $RAY_ADDRESS)",
+    )
     p.add_argument("--timesteps", type=int, default=None, help="override n_timesteps")
     p.add_argument("--n-envs", type=int, default=None, help="override n_envs")
     p.add_argument("--policy", default=None, help="JobScoringPolicy, MultiInputPolicy, MlpPolicy")
@@ -365,7 +582,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--hp", action="append", help="hyperparameter override key=value (JSON value)")
     p.add_argument("--hyperparams", default=None, help="YAML file instead of the shipped one")
     p.add_argument("--out", default=None, help="run folder (default runs/<algo>_<preset>_s<seed>)")
-    p.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints")
+    p.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=0,
+        metavar="STEPS",
+        help="save a checkpoint every STEPS steps, at the next rollout's start (e.g. 10000)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out from its last checkpoint, to the same agent as an "
+        "uninterrupted run",
+    )
+    p.add_argument("--overwrite", action="store_true", help="replace the run already in --out")
     p.add_argument(
         "--vec-env",
         choices=VEC_ENVS,
@@ -374,7 +604,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--subproc", action="store_true", help="same as --vec-env subproc")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (there is none either when output is not a terminal)",
+    )
+    p.add_argument(
+        "--tensorboard",
+        default=None,
+        metavar="DIR",
+        help="write TensorBoard logs to DIR (default: <run folder>/tb; '' for none)",
+    )
     p.add_argument("--verbose", type=int, default=0)
     p.add_argument(
         "--pretrain",
@@ -386,4 +626,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--pretrain-episodes", type=int, default=20, help="demonstration episodes")
     p.add_argument("--pretrain-epochs", type=int, default=10, help="cloning epochs")
+    p.add_argument(
+        "--eval-every",
+        type=int,
+        default=10_000,
+        metavar="STEPS",
+        help="evaluate on the validation split every STEPS steps, keeping the best agent as "
+        "best.* and the curve in validation.csv / learning_curve.png (0: never)",
+    )
+    p.add_argument(
+        "--eval-episodes", type=int, default=8, help="validation episodes per evaluation"
+    )
     p.set_defaults(func=run)

@@ -134,6 +134,67 @@ class MaskVecEnv(VecEnv):
             out[k] = a
         return out
 
+    # ------------------------------------------------------------------ checkpoints
+    def positions(self) -> list[dict[str, Any]]:
+        """Where each env is, as JSON values, for :meth:`restore`.
+
+        Its episode (workload seed, first job, number of jobs), the actions taken in it, the
+        rewards they earned, and the states of its episode generator and its action space's.
+        The engine is deterministic, so these rebuild the env exactly.
+        """
+        out = []
+        for i, env in enumerate(self.envs):
+            state = _cluster_env(env).__getstate__()
+            ep = state["episode"]
+            out.append(
+                {
+                    "episode": None if ep is None else [int(v) for v in ep],
+                    "actions": [int(a) for a in state["actions"]],
+                    "rewards": list(self._rewards[i]),
+                    "np_random": generator_state(state["np_random"]),
+                    "np_random_seed": state["np_random_seed"],
+                    "action_space_random": generator_state(env.action_space.np_random),
+                }
+            )
+        return out
+
+    def restore(self, positions: Sequence[dict[str, Any]]) -> VecEnvObs:
+        """Put every env where :meth:`positions` found it; return the current observations.
+
+        Each episode is reset with its recorded choice and its actions are replayed; a reward
+        that differs from the recorded one means the env has changed since (refused).
+
+        Raises:
+            SpecError: Another number of envs, or a replay that does not match.
+        """
+        from hpcgym.errors import SpecError
+
+        if len(positions) != self.num_envs:
+            raise SpecError(f"checkpoint has {len(positions)} envs, this run {self.num_envs}")
+        obs = []
+        for i, (env, pos) in enumerate(zip(self.envs, positions, strict=True)):
+            base = _cluster_env(env)
+            if pos["episode"] is None:
+                raise SpecError(f"checkpoint: env {i} had not started an episode")
+            seed, start, n = pos["episode"]
+            o, info = env.reset(options={"workload_seed": seed, "start": start, "n_jobs": n})
+            rewards = []
+            for a in pos["actions"]:
+                o, r, _, _, info = env.step(a)
+                rewards.append(float(r))
+            if rewards != list(pos["rewards"]):
+                raise SpecError(
+                    f"checkpoint: replaying env {i}'s episode (workload seed {seed}, first job "
+                    f"{start}) earned other rewards than recorded: the env or hpcgym changed"
+                )
+            base._np_random = make_generator(pos["np_random"])
+            base._np_random_seed = pos["np_random_seed"]
+            env.action_space.np_random.bit_generator.state = pos["action_space_random"]
+            self._masks[i] = info.get("action_mask")
+            self._rewards[i] = rewards
+            obs.append(o)
+        return self._stack(obs)
+
     # ------------------------------------------------------------------ VecEnv plumbing
     def close(self) -> None:
         """Close every env."""
@@ -181,6 +242,30 @@ class MaskVecEnv(VecEnv):
         from stable_baselines3.common.env_util import is_wrapped
 
         return [is_wrapped(self.envs[i], wrapper_class) for i in self._targets(indices)]
+
+
+def generator_state(rng: np.random.Generator) -> dict[str, Any]:
+    """A NumPy generator's state as JSON values."""
+    return dict(rng.bit_generator.state)
+
+
+def make_generator(state: dict[str, Any]) -> np.random.Generator:
+    """A NumPy generator in ``state`` (of :func:`generator_state`)."""
+    name = state["bit_generator"]
+    if name not in ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"):
+        raise ValueError(f"unknown bit generator {name!r}")
+    bits = getattr(np.random, name)()
+    bits.state = state
+    return np.random.Generator(bits)
+
+
+def _cluster_env(env: gym.Env[Any, Any]) -> Any:
+    """The hpcgym env itself; wrappers with a state of their own cannot be checkpointed."""
+    from hpcgym.errors import SpecError
+
+    if env is not env.unwrapped:
+        raise SpecError(f"checkpoints need bare hpcgym envs in the VecEnv, got {env}")
+    return env.unwrapped
 
 
 def make_mask_vec_env(

@@ -20,17 +20,22 @@ from hpcgym.baselines.adapter import BaselinePolicy, NotExpressible, as_env_poli
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.classic import FCFS, SJF, ConservativeBackfill, EasyBackfill
 from hpcgym.baselines.dfrs import DFRSScheduler
-from hpcgym.baselines.evolving_online import EvolvingListScheduler, evolving_factories
-from hpcgym.baselines.koala import KOALA_PRESETS, Koala
-from hpcgym.baselines.mebf import MEBF, MEBFConfig
+from hpcgym.baselines.evolving.online import EvolvingListScheduler, evolving_factories
+from hpcgym.baselines.koala.scheduler import KOALA_PRESETS, Koala
+from hpcgym.baselines.mebf.scheduler import MEBF, MEBFConfig
+from hpcgym.baselines.priority import REGISTERED_SCORES, SCORES, EasyPriority, PriorityReserve
 from hpcgym.baselines.profile import Profile, shadow
 from hpcgym.baselines.registry import make, names, register
-from hpcgym.baselines.sdpolicy import SD_PRESETS, SDPolicy
+from hpcgym.baselines.sdpolicy.scheduler import SD_PRESETS, SDPolicy
 
 register("fcfs", FCFS)
 register("sjf", SJF)
 register("easy", EasyBackfill)
 register("conservative", ConservativeBackfill)
+for _score in REGISTERED_SCORES:  # RLScheduler's scores (hpcgym.baselines.priority)
+    register(f"{_score}-reserve", partial(PriorityReserve, score=_score))
+    register(f"{_score}-reserve-bf", partial(PriorityReserve, score=_score, backfill=True))
+    register(f"easy-{_score}", partial(EasyPriority, score=_score))
 register("mebf", MEBF)  # basic variant, Handoff policy; make("mebf", policy=..., variant=...)
 for _policy in ("handoff", "spare", "intensive"):
     register(f"mebf-{_policy}", partial(MEBF, policy=_policy))
@@ -54,11 +59,14 @@ __all__ = [
     "ConservativeBackfill",
     "DFRSScheduler",
     "EasyBackfill",
+    "EasyPriority",
     "EvolvingListScheduler",
     "Koala",
     "MEBFConfig",
     "NotExpressible",
+    "PriorityReserve",
     "Profile",
+    "SCORES",
     "SDPolicy",
     "as_env_policy",
     "estimated_end",

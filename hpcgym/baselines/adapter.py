@@ -67,11 +67,11 @@ from typing import Any
 import numpy as np
 
 from hpcgym.baselines.base import BaseScheduler
-from hpcgym.baselines.evolving_online import EvolvingListScheduler
-from hpcgym.baselines.koala import Koala
-from hpcgym.baselines.mebf import MEBF
+from hpcgym.baselines.evolving.online import EvolvingListScheduler
+from hpcgym.baselines.koala.scheduler import Koala
+from hpcgym.baselines.mebf.scheduler import MEBF
 from hpcgym.baselines.registry import make
-from hpcgym.baselines.sdpolicy import SDPolicy
+from hpcgym.baselines.sdpolicy.scheduler import SDPolicy
 from hpcgym.envs.config import start_level
 from hpcgym.errors import HpcGymError
 from hpcgym.sim import SimConfig, Simulator

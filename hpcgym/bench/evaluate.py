@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from hpcgym.bench.episode import run_episode
-from hpcgym.bench.policies import policy_kind, policy_label
+from hpcgym.bench.policies import policy_kind, policy_label, trust_pickled
 from hpcgym.cli_checks import at_least, env_kwargs_arg, known_env_id, writable_file
 
 HEADLINE = ("mean_bsld", "max_bsld", "mean_wait", "utilization", "makespan", "reconfigurations")
@@ -75,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
     env_kwargs = env_kwargs_arg(args.env_kwargs)
     if args.out:
         writable_file(args.out)
+    if args.trust_pickle:
+        for name in args.policy or []:
+            trust_pickled(name)
     seeds = list(range(args.seed, args.seed + args.episodes))
     if args.n_jobs is not None:
         env_kwargs["n_jobs"] = args.n_jobs
@@ -111,4 +114,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--n-jobs", type=int, default=None, help="jobs per episode (preset default)")
     p.add_argument("--env-kwargs", default=None, help="JSON object of preset overrides")
     p.add_argument("--out", default=None, help="write the per-episode table to this CSV")
+    p.add_argument(
+        "--trust-pickle",
+        action="store_true",
+        help="also load agents saved as SB3 .zip files, which run code they contain: only for "
+        "files you trust (hpcgym train saves .safetensors weights plus a JSON card)",
+    )
     p.set_defaults(func=run)

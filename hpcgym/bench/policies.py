@@ -15,8 +15,10 @@ A policy name is resolved in this order:
   env its setting needs (``env_overrides``: no walltime kills for MEBF, every decision point for
   evolving list scheduling). It gives the engine path's schedule exactly, or stops with
   ``NotExpressible`` naming the command the menu has no entry for;
-* anything else is the path of an agent saved by ``hpcgym train``: its zip (``.zip``
-  optional) or its run folder.
+* anything else is the path of an agent saved by ``hpcgym train``: its run folder, or its weights
+  or card (suffix optional). Agents are loaded without unpickling
+  (:func:`hpcgym.agents.saved.load_agent`); an SB3 zip saved with pickle is refused unless its
+  path was passed to :func:`trust_pickled` (``hpcgym evaluate --trust-pickle``).
 """
 
 from __future__ import annotations
@@ -132,10 +134,10 @@ class AgentPolicy(EnvPolicy):
     (``resize_budget``), as in training.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, trust_pickle: bool = False) -> None:
         from hpcgym.agents.saved import load_agent
 
-        self.model, self.card = load_agent(path)
+        self.model, self.card = load_agent(path, trust_pickle=trust_pickle)
         kw = self.card.env_kwargs
         self.env_overrides = {k: v for k, v in kw.items() if k not in EPISODE_KEYS}
         if self.card.resize_budget is not None:
@@ -172,13 +174,26 @@ def policy_kind(name: str) -> str:
         return "baseline"
     if name.endswith(ON_ENV) and name[: -len(ON_ENV)] in baseline_names():
         return "adapted"
-    p = Path(name)
-    if name.endswith(".zip") or p.with_suffix(".zip").is_file() or (p / "agent.zip").is_file():
+    from hpcgym.agents.saved import is_saved_agent
+
+    if is_saved_agent(name):
         return "agent"
     raise SpecError(
         f"unknown policy {name!r}: not advance, random, a baseline "
-        f"({', '.join(baseline_names())}), a baseline{ON_ENV} or a saved agent (no {name}.zip)"
+        f"({', '.join(baseline_names())}), a baseline{ON_ENV} or a saved agent "
+        f"(no agent weights and card at {name})"
     )
+
+
+_TRUSTED: set[Path] = set()
+"""Pickled agents this process may load (:func:`trust_pickled`)."""
+
+
+def trust_pickled(path: str | Path) -> None:
+    """Let this process load the pickled SB3 zip ``path`` (it runs code the file contains)."""
+    from hpcgym.agents.saved import pickled_path
+
+    _TRUSTED.add(pickled_path(path).resolve())
 
 
 def make_env_policy(name: str) -> EnvPolicy:
@@ -196,7 +211,9 @@ def make_env_policy(name: str) -> EnvPolicy:
         return RandomPolicy()
     if name == "first-fit":
         return FirstFitPolicy()
-    return AgentPolicy(name)
+    from hpcgym.agents.saved import pickled_path
+
+    return AgentPolicy(name, trust_pickle=pickled_path(name).resolve() in _TRUSTED)
 
 
 def policy_label(name: str) -> str:

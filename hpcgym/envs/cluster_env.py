@@ -16,6 +16,7 @@ from hpcgym.envs.ledger import JobLedger
 from hpcgym.envs.menu import ActionMenu, Decision
 from hpcgym.envs.observations import OBSERVATIONS
 from hpcgym.envs.render import GanttLog, render_ansi, render_gantt
+from hpcgym.envs.reserve import ReserveSelection
 from hpcgym.envs.rewards import Rewarder
 from hpcgym.errors import CommandError, SpecError
 from hpcgym.sim.config import SimConfig
@@ -158,6 +159,12 @@ class ClusterEnv(gym.Env[Any, np.int64]):
         self.action_space: spaces.Space[np.int64] = spaces.Discrete(self.menu.n)
         self.observation_space = self.encoder.space
         self.rewarder = Rewarder(cfg.weights)
+        self.reserve: ReserveSelection | None = None
+        if cfg.selection == "reserve":
+            if n_clusters != 1:
+                raise SpecError('selection="reserve" needs a single-cluster platform')
+            start_offset = self.menu.blocks["start"][0]
+            self.reserve = ReserveSelection(cfg.reserve_backfill, start_offset, sizes[0])
         self.sim: Simulator | None = None
         self._actions: list[int] = []
         self._episode: Episode | None = None
@@ -186,6 +193,8 @@ class ClusterEnv(gym.Env[Any, np.int64]):
             penalty = self.config.invalid_penalty
         elif a == 0:
             self.cmd.advance()
+        elif self.reserve is not None:  # a start entry: commit to that job
+            self.reserve.commit(d.queue_rows[a - self.reserve.offset], sim, self.cmd)
         else:
             try:
                 self.menu.apply(a, d, self.cmd)
@@ -276,6 +285,17 @@ class ClusterEnv(gym.Env[Any, np.int64]):
         assert sim is not None
         menu, ledger, cap, advance = self.menu, self.ledger, self.capacity, self.cmd.advance
         skip = self.config.skip_trivial
+        reserve = self.reserve
+        if reserve is not None:
+            while True:
+                d = menu.decide(ledger, cap)
+                d.mask = d.mask.copy()
+                choice = reserve.mask(d.mask, d.queue_rows, ledger)
+                if choice or not skip or sim.done:
+                    break
+                advance()
+            self._decision: Decision = d
+            return
         if skip and menu.answers_choice:
             has_choice = menu.has_choice
             while not sim.done and has_choice(ledger, cap) is False:
@@ -285,7 +305,7 @@ class ClusterEnv(gym.Env[Any, np.int64]):
             if d.choice or not skip or sim.done:
                 break
             advance()
-        self._decision: Decision = d
+        self._decision = d
 
     def _observe(self) -> Any:
         sim = self.sim

@@ -38,6 +38,10 @@ menus grow with the platform; they exist so that any scheduler's sizes and place
 entries (``hpcgym.baselines.adapter``), e.g. KOALA's grows and shrinks."""
 QUEUE_ORDERS = ("fcfs", "fits_first", "sjf")
 EPISODE_MODES = ("window", "seeded")
+SELECTIONS = ("menu", "reserve")
+"""Decision modes: ``menu`` (each entry is a command) or ``reserve`` (``hpcgym.envs.reserve``)."""
+SPLIT_NAMES = ("train", "validation", "test")
+"""The episode splits (``hpcgym.workloads.splits``): disjoint, in this time order."""
 PLACEMENTS = ("first", "packed")
 """Where a co-scheduled job's tasks go: the lowest-numbered nodes with room (``first``), or the
 nodes with the least CPU left that still have room, then the lowest-numbered (``packed``: onto
@@ -133,7 +137,8 @@ class EnvConfig:
     """Everything a :class:`~hpcgym.envs.ClusterEnv` is built from (presets are kwargs of this).
 
     Attributes:
-        workload: Name of a workload set (``hpcgym.workloads.names()``).
+        workload: Name of a workload set (``hpcgym.workloads.names()``), or the path of an SWF
+            file.
         workload_options: Options of the set (see its ``options``).
         workload_seed: Seed of the set in ``"window"`` mode (the trace the windows come from).
         episode: ``"window"``: each episode is a contiguous window of ``n_jobs`` jobs at a random
@@ -144,6 +149,12 @@ class EnvConfig:
         window_starts: In ``"window"`` mode, the job indices an episode's window may start at
             (drawn uniformly from this list; ``None``: any start). Use disjoint lists for
             training and evaluation windows. A ``start`` reset option overrides it.
+        split: ``None`` (episodes from the whole workload), or ``"train"``, ``"validation"`` or
+            ``"test"``: in ``"window"`` mode every window lies inside that split of the trace's
+            submission-time span (70% / 10% / 20%, ``hpcgym.workloads.splits``), so the splits'
+            episodes share no job; in ``"seeded"`` mode the set seeds are drawn from that
+            split's share of ``[0, n_seeds)``. ``window_starts`` and a ``start`` reset option
+            must then lie inside the split.
         platform: Nodes per cluster; ``None`` takes the workload's platform.
         cores: Cores per node (informative) when ``platform`` is given.
         queue_slots: Queued jobs visible and actionable (the queue window).
@@ -170,6 +181,12 @@ class EnvConfig:
             ``"spare<f>"``: see ``EXPAND_SPARE``).
         grant: Whether the menu has "grant the pending request of running slot r".
         suspend: Whether the menu has "suspend running slot r" and "resume suspended slot s".
+        selection: ``"menu"``: every entry is one command; ``"reserve"``: RLScheduler's mode, a
+            start entry commits to that queued job, which starts as soon as it fits (the env
+            waits for it; see ``hpcgym.envs.reserve``). Reserve mode is for rigid jobs on one
+            cluster: start level ``"req"`` only, no other command blocks.
+        reserve_backfill: In reserve mode, start other jobs that end before the chosen job's
+            reservation while it waits.
         queue_order: ``"fcfs"`` (submission order), ``"fits_first"`` (jobs that can start now
             first, each group in submission order) or ``"sjf"`` (shortest estimate first).
         reward: A reward name, or a mapping of reward names to weights.
@@ -188,6 +205,7 @@ class EnvConfig:
     n_jobs: int | None = 256
     n_seeds: int = 1000
     window_starts: tuple[int, ...] | None = None
+    split: str | None = None
     platform: tuple[int, ...] | None = None
     cores: int = 1
     queue_slots: int = 32
@@ -203,6 +221,8 @@ class EnvConfig:
     expand_levels: tuple[str, ...] = ()
     grant: bool = False
     suspend: bool = False
+    selection: str = "menu"
+    reserve_backfill: bool = False
     queue_order: str = "fcfs"
     reward: str | Mapping[str, float] = "bsld"
     observation: str = "dict"
@@ -227,6 +247,32 @@ class EnvConfig:
             object.__setattr__(self, name, tuple(getattr(self, name)))
         self._check_choice("episode", self.episode, EPISODE_MODES)
         self._check_choice("queue_order", self.queue_order, QUEUE_ORDERS)
+        if self.split is not None:
+            self._check_choice("split", self.split, SPLIT_NAMES)
+        self._check_choice("selection", self.selection, SELECTIONS)
+        if self.selection == "reserve":
+            others = [
+                name
+                for name in (
+                    "coschedule_levels",
+                    "lend_levels",
+                    "shrink_levels",
+                    "expand_levels",
+                    "grant",
+                    "suspend",
+                    "reclaim",
+                )
+                if getattr(self, name)
+            ]
+            multi = self.platform is not None and len(self.platform) > 1
+            if tuple(self.start_levels) != ("req",) or others or multi:
+                raise SpecError(
+                    'selection="reserve" chooses rigid jobs on one cluster: it needs '
+                    'start_levels=("req",), one cluster and no other command blocks'
+                    + (f" (set: {', '.join(others)})" if others else "")
+                )
+        elif self.reserve_backfill:
+            raise SpecError('reserve_backfill needs selection="reserve"')
         for lvl in self.start_levels:
             size, at, where = lvl.partition("@")
             cluster = None

@@ -16,12 +16,14 @@ from hpcgym.errors import SpecError
 from hpcgym.sim.platform import Platform
 from hpcgym.sim.spec import JobSpec
 from hpcgym.workloads import load
+from hpcgym.workloads.splits import DEFAULT_FRACTIONS, Split, time_splits
 from hpcgym.workloads.workload import Workload
 
 CACHE_JOBS = 200_000
 """Jobs the per-process workload cache may hold (least recently used workloads go first)."""
 
 _CACHE: OrderedDict[tuple[str, int, str], tuple[Workload, JobTable]] = OrderedDict()
+_SPLITS: dict[int, tuple[Workload, dict[str, Split]]] = {}
 
 
 def load_cached(name: str, seed: int, options: Mapping[str, Any]) -> tuple[Workload, JobTable]:
@@ -42,6 +44,25 @@ def load_cached(name: str, seed: int, options: Mapping[str, Any]) -> tuple[Workl
         _, (old, _) = _CACHE.popitem(last=False)
         total -= len(old.jobs)
     return entry
+
+
+def splits_of(w: Workload) -> dict[str, Split]:
+    """The workload's train / validation / test splits (cached per workload object)."""
+    hit = _SPLITS.get(id(w))
+    if hit is None or hit[0] is not w:
+        if len(_SPLITS) > 64:
+            _SPLITS.clear()
+        hit = _SPLITS[id(w)] = (w, time_splits(w, DEFAULT_FRACTIONS))
+    return hit[1]
+
+
+def split_seeds(name: str, n_seeds: int) -> range:
+    """The set seeds of split ``name`` in ``"seeded"`` mode: its share of ``[0, n_seeds)``."""
+    lo, hi = DEFAULT_FRACTIONS[name]
+    seeds = range(int(lo * n_seeds), int(hi * n_seeds))
+    if not seeds:
+        raise SpecError(f"n_seeds={n_seeds} leaves the {name} split no seed; raise n_seeds")
+    return seeds
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,26 +109,38 @@ def choose_episode(
     if cfg.episode == "seeded":
         seed = opts.get("workload_seed")
         if seed is None:
-            seed = int(rng.integers(0, cfg.n_seeds))
+            if cfg.split is None:
+                seed = int(rng.integers(0, cfg.n_seeds))
+            else:
+                seeds = split_seeds(cfg.split, cfg.n_seeds)
+                seed = seeds[int(rng.integers(0, len(seeds)))]
     else:
         seed = int(opts.get("workload_seed", cfg.workload_seed))
     w, table = load_cached(cfg.workload, seed, cfg.workload_options)
     total = len(w.jobs)
-    n = total if n_jobs is None else min(int(n_jobs), total)
+    lo, hi = 0, total  # the jobs an episode's window may cover
+    if cfg.split is not None and cfg.episode == "window":
+        part = splits_of(w)[cfg.split]
+        lo, hi = part.first, part.stop
+    n = hi - lo if n_jobs is None else min(int(n_jobs), hi - lo)
+    where = "" if cfg.split is None or cfg.episode != "window" else f" (the {cfg.split} split)"
+    if n < 1:
+        raise SpecError(f"the {cfg.split} split of {cfg.workload!r} holds no job")
     if "start" in opts:
         start = int(opts["start"])
-        if not 0 <= start <= total - n:
-            raise SpecError(f"reset option start must be in [0, {total - n}], got {start}")
+        if not lo <= start <= hi - n:
+            raise SpecError(f"reset option start must be in [{lo}, {hi - n}]{where}, got {start}")
     elif cfg.episode == "window" and cfg.window_starts is not None:
         starts = cfg.window_starts
-        bad = [s for s in starts if s > total - n]
+        bad = [s for s in starts if not lo <= s <= hi - n]
         if bad:
             raise SpecError(
-                f"window_starts {bad} leave fewer than {n} jobs (starts must be <= {total - n})"
+                f"window_starts {bad} leave the jobs [{lo}, {hi}){where} or fewer than {n} "
+                f"jobs (starts must be in [{lo}, {hi - n}])"
             )
         start = starts[int(rng.integers(0, len(starts)))]
     elif cfg.episode == "window":
-        start = int(rng.integers(0, total - n + 1))
+        start = int(rng.integers(lo, hi - n + 1))
     else:
         start = 0
     platform = w.platform if cfg.platform is None else Platform.multi(cfg.platform, cfg.cores)

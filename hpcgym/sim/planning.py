@@ -148,7 +148,7 @@ def easy_backfill_sizes(sim: EngineCore, jobs: Iterable[Job]) -> list[int]:
     it are the *extra* nodes (:func:`shadow`). Each job starts at :func:`preferred_or_fit` of
     the idle nodes; a job other than the head whose estimate at that size ends after the shadow
     time may use only the extra nodes, at :func:`preferred_or_fit` of them. This is MEBF's
-    backfill rule (``hpcgym.baselines.mebf``), for whole-node tasks on a single cluster.
+    backfill rule (``hpcgym.baselines.mebf.scheduler``), for whole-node tasks on a single cluster.
     """
     free = sim.pool.free
     if len(free) != 1:

@@ -1,4 +1,4 @@
-"""``hpcgym workloads list|show|convert|generate``."""
+"""``hpcgym workloads list|fetch|show|convert|generate``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from hpcgym.cli_checks import writable_file
 from hpcgym.errors import HpcGymError
-from hpcgym.workloads import registry, transforms
+from hpcgym.workloads import catalog, registry, transforms
 from hpcgym.workloads.convert import BAD_LINE, read_workload, write_workload
 from hpcgym.workloads.stats import describe, format_stats
 from hpcgym.workloads.workload import Workload
@@ -38,15 +38,12 @@ def _command(args: argparse.Namespace) -> str:
 
 
 def _load(target: str, seed: int, options: dict[str, Any], strict: bool = True) -> Workload:
-    if target in registry.names():
+    if target in registry.names() or not Path(target).is_file():
+        # A set name, or a trace file name found in the trace folders.
         return registry.load(target, seed, **options)
-    if Path(target).exists():
-        if options:
-            raise HpcGymError("--option applies to named sets, not to files")
-        return read_workload(target, strict=strict)
-    raise HpcGymError(
-        f"{target!r} is neither a workload set nor a file; `hpcgym workloads list` shows the sets"
-    )
+    if options:
+        raise HpcGymError("--option applies to named sets, not to files")
+    return read_workload(target, strict=strict)
 
 
 def _print_skipped(w: Workload) -> None:
@@ -64,11 +61,41 @@ def _print_skipped(w: Workload) -> None:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
+    print("Workload sets (`hpcgym workloads show NAME`; an SWF file path works as a name too):")
     width = max(len(n) for n in registry.names())
     for name in registry.names():
         ws = registry.get(name)
         opts = ", ".join(f"{k}={v!r}" for k, v in ws.options.items())
-        print(f"{name:<{width}}  {ws.description}" + (f"  [{opts}]" if opts else ""))
+        line = f"  {name:<{width}}  {ws.description}" + (f"  [{opts}]" if opts else "")
+        if ws.file is not None:
+            line += f"  <- {ws.file} ({catalog.where(ws.file)})"
+        print(line)
+    print()
+    print("Trace files (looked up in this order):")
+    for folder in catalog.search_dirs():
+        print(f"  {folder}")
+    traces = (*catalog.BUNDLED, *catalog.ARCHIVE)
+    width = max(len(t.key) for t in traces)
+    fwidth = max(len(t.file) for t in traces)
+    for t in traces:
+        jobs = f"{t.jobs:>7,} jobs" if t.jobs else "   ? jobs"
+        pin = "" if t.sha256 else ", no pinned SHA-256"
+        print(f"  {t.key:<{width}}  {t.file:<{fwidth}}  {jobs}  {catalog.where(t.file)}{pin}")
+        print(f"  {'':<{width}}  {t.machine}; from {t.source}")
+    print()
+    print("Missing traces: `hpcgym workloads fetch KEY`. Please cite the Parallel Workloads")
+    print(f"Archive when you use its logs: {catalog.PWA_CITATION}.")
+    return 0
+
+
+def _cmd_fetch(args: argparse.Namespace) -> int:
+    from hpcgym.workloads.fetch import fetch
+
+    to = Path(args.to) if args.to else None
+    path = fetch(args.name, to=to, mirror=args.mirror, sha256_hex=args.sha256)
+    print(f"{path} (SHA-256 checked)")
+    if to is not None:
+        print(f"use it with --workload {path}, or set ${catalog.WORKLOADS_ENV}={path.parent}")
     return 0
 
 
@@ -116,8 +143,28 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = subparsers.add_parser("workloads", help="list, inspect, convert and generate workloads")
     sub = p.add_subparsers(dest="workloads_command", required=True)
 
-    ls = sub.add_parser("list", help="list the named workload sets")
+    ls = sub.add_parser("list", help="list the named workload sets and the known trace files")
     ls.set_defaults(func=_cmd_list)
+
+    fetch = sub.add_parser(
+        "fetch",
+        help="download a Parallel Workloads Archive log and check its pinned SHA-256",
+        description="Download a known archive log (e.g. `hpcgym workloads fetch ctc-sp2`) into "
+        "the cache folder ($HPCGYM_CACHE, else the user cache), where workload lookups find it.",
+    )
+    fetch.add_argument("name", help="trace key or file name, as `hpcgym workloads list` shows")
+    fetch.add_argument("--to", metavar="DIR", help="download into DIR instead of the cache")
+    fetch.add_argument(
+        "--mirror",
+        metavar="URL",
+        help="base address holding the archive's files (also $HPCGYM_PWA_MIRROR), e.g. file:///data",
+    )
+    fetch.add_argument(
+        "--sha256",
+        metavar="HEX",
+        help="the checksum to expect, for the logs listed without a pinned one",
+    )
+    fetch.set_defaults(func=_cmd_fetch)
 
     show = sub.add_parser("show", help="statistics of a named set or an SWF file")
     show.add_argument("target", help="set name (see `list`) or SWF file")

@@ -5,75 +5,52 @@ random draws. Names are ``family/name-vN``; a recipe never changes once publishe
 recipe gets a new version. Options a set accepts are listed in its ``options`` with defaults;
 they and the seed are recorded in the workload's provenance.
 
-Trace files are found in the workloads folder (see :func:`workloads_dir`).
+Trace files are looked up by :func:`hpcgym.workloads.catalog.find`. Anywhere a set name is
+accepted, the path (or trace file name) of an SWF file works too: it loads as an ad-hoc set.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from hpcgym.errors import WorkloadError
+from hpcgym.workloads import catalog
 from hpcgym.workloads.workload import ProvenanceStep, Workload
 
-ENV_VAR = "HPCGYM_WORKLOADS"
-"""Environment variable naming the folder of trace files."""
-_REPO_ROOT = Path(__file__).resolve().parents[2]
+ENV_VAR = catalog.WORKLOADS_ENV
+"""Environment variable naming a folder of trace files searched before the bundled ones."""
 
 Builder = Callable[[int, Mapping[str, Any]], Workload]
 
 
-def candidate_dirs() -> list[Path]:
-    """Where :func:`workloads_dir` looks, in order, when ``$HPCGYM_WORKLOADS`` is unset."""
-    out: list[Path] = []
-    for base in (Path.cwd(), _REPO_ROOT):
-        for parent in (base, *base.parents):
-            for c in (parent / "shared" / "workloads", parent.parent / "shared" / "workloads"):
-                if c not in out:
-                    out.append(c)
-            if (parent / "pyproject.toml").exists():
-                break
-    return out
-
-
 def workloads_dir() -> Path:
-    """The folder of trace files.
+    """The first folder trace files are looked up in.
 
-    ``$HPCGYM_WORKLOADS`` when set (it must exist). Otherwise the first existing
-    ``shared/workloads`` found from the current directory, then from the hpcgym source tree,
-    looking in each folder and beside it (``../shared/workloads``) up to the project root
-    (the first folder with a ``pyproject.toml``).
-
-    Raises:
-        WorkloadError: No such folder; the message lists the places tried.
+    ``$HPCGYM_WORKLOADS`` when set (it must exist), else the traces bundled with the package.
+    :func:`hpcgym.workloads.catalog.search_dirs` lists every folder searched, in order.
     """
-    env = os.environ.get(ENV_VAR)
-    if env:
-        p = Path(env).expanduser()
-        if not p.is_dir():
-            raise WorkloadError(f"${ENV_VAR} is {env!r}, which is not a folder; fix or unset it")
-        return p
-    tried = candidate_dirs()
-    for c in tried:
-        if c.is_dir():
-            return c
-    raise WorkloadError(
-        "cannot find the workloads folder; set $"
-        + ENV_VAR
-        + " to the folder holding the SWF traces. Tried: "
-        + ", ".join(str(c) for c in tried)
-    )
+    user = catalog.user_dir()
+    return user if user is not None else catalog.bundled_dir()
 
 
-def resolve_file(file: str) -> Path:
-    """An absolute path, or a file name inside :func:`workloads_dir`."""
+def resolve_file(file: str | Path) -> Path:
+    """An absolute path as it is, or a trace file name looked up with :func:`catalog.find`."""
     p = Path(file).expanduser()
     if p.is_absolute():
         return p
-    return workloads_dir() / p
+    return catalog.find(str(file))
+
+
+def is_trace_path(name: str) -> bool:
+    """Whether ``name`` names an SWF file rather than a workload set.
+
+    An existing file, or a name ending in ``.swf`` or ``.swf.gz`` (found as a path or in the
+    trace folders).
+    """
+    return name.endswith((".swf", ".swf.gz")) or Path(name).expanduser().is_file()
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,12 +100,17 @@ def register(ws: WorkloadSet) -> WorkloadSet:
 
 
 def get(name: str) -> WorkloadSet:
-    """The set called ``name``."""
+    """The set called ``name``, or an ad-hoc set reading the SWF file ``name`` (a path)."""
     try:
         return _SETS[name]
     except KeyError:
+        if is_trace_path(name):
+            from hpcgym.workloads.sets import file_set
+
+            return file_set(name)
         raise WorkloadError(
-            f"no workload set {name!r}; known sets: {', '.join(sorted(_SETS))}"
+            f"no workload set {name!r}; known sets: {', '.join(sorted(_SETS))} (or give the "
+            "path of an SWF file)"
         ) from None
 
 

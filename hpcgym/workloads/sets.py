@@ -1,7 +1,8 @@
 """The built-in workload sets (registered when :mod:`hpcgym.workloads` is imported).
 
-Trace sets read files from the workloads folder; synthetic sets run a generator. Every set
-draws its random numbers from seeds derived from the set's seed, in a fixed order.
+Trace sets read the bundled trace files (:mod:`hpcgym.workloads.catalog`); synthetic sets run
+a generator. Every set draws its random numbers from seeds derived from the set's seed, in a
+fixed order.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
@@ -28,9 +30,9 @@ from hpcgym.workloads.workload import Workload
 
 SDSC_SP2 = "SDSC-SP2-1998-4.2-cln.swf.gz"
 KTH_SP2 = "KTH-SP2-1996-2.1-cln.swf.gz"
-HPC2N = "hpc2n.swf"
+HPC2N = "hpc2n.swf.gz"
 CEA_CURIE = "CEA-Curie-2011-sample.swf.gz"
-LUBLIN_256 = "lublin_256.swf"
+LUBLIN_256 = "lublin_256.swf.gz"
 
 SCALABILITY = {
     "mixed": (RHO_HIGH, RHO_MEDIUM, RHO_LOW),
@@ -46,10 +48,15 @@ def subseeds(seed: int, count: int) -> list[int]:
     return [int(s) for s in np.random.SeedSequence(seed).generate_state(count)]
 
 
-@functools.lru_cache(maxsize=8)
 def _read(file: str, procs_per_node: int | None) -> Workload:
-    # Workloads are immutable, so a parsed trace can be shared between loads.
-    return read_workload(resolve_file(file), procs_per_node=procs_per_node)
+    return _read_path(resolve_file(file), procs_per_node)
+
+
+@functools.lru_cache(maxsize=8)
+def _read_path(path: Path, procs_per_node: int | None) -> Workload:
+    # Workloads are immutable, so a parsed trace can be shared between loads. The key is the
+    # resolved path: the same name may point elsewhere once $HPCGYM_WORKLOADS changes.
+    return read_workload(path, procs_per_node=procs_per_node)
 
 
 def _with_estimates(w: Workload, model: str, seed: int) -> Workload:
@@ -68,6 +75,23 @@ def _trace_set(
         return _with_estimates(w, opts["estimates"], seed)
 
     return WorkloadSet(name, description, build, {"estimates": "user"}, file)
+
+
+def file_set(path: str) -> WorkloadSet:
+    """An ad-hoc set over the SWF file ``path`` (a path, or a trace file name to look up).
+
+    It takes the trace set options (``estimates``) and ``procs_per_node`` (``None``: from the
+    header); the name is the path as given.
+    """
+
+    def build(seed: int, opts: Mapping[str, Any]) -> Workload:
+        given = Path(path).expanduser()
+        found = given.resolve() if given.is_file() else resolve_file(path)
+        w = _read_path(found, opts["procs_per_node"])
+        return _with_estimates(w, opts["estimates"], seed)
+
+    options = {"estimates": "user", "procs_per_node": None}
+    return WorkloadSet(path, f"SWF file {path}", build, options, path)
 
 
 for _ws in (

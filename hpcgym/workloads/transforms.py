@@ -13,7 +13,8 @@ from typing import Literal
 import numpy as np
 
 from hpcgym.errors import WorkloadError
-from hpcgym.sim.spec import JobSpec
+from hpcgym.sim.platform import Platform
+from hpcgym.sim.spec import JobKind, JobSpec
 from hpcgym.workloads.stats import offered_load
 from hpcgym.workloads.swf import COL
 from hpcgym.workloads.workload import ProvenanceStep, Workload
@@ -162,3 +163,34 @@ def estimates(
         params["exact_fallbacks"] = fallback
     step = ProvenanceStep.make("estimates", seed=seed if model == "noisy" else None, **params)
     return w.derive(jobs, step, keep_rows=True)
+
+
+def rescale_nodes(w: Workload, nodes: int) -> Workload:
+    """The same jobs on a single cluster of ``nodes`` nodes, sizes scaled in proportion.
+
+    For cross-trace tests (train on one machine's trace, test on another's at the same size):
+    each job's size becomes ``round(size * nodes / old nodes)``, at least 1 and at most
+    ``nodes``; run times and estimates stay, so the offered load changes only by the rounding.
+    Only rigid jobs are rescaled: annotate elasticity after rescaling.
+
+    Raises:
+        WorkloadError: ``nodes`` < 1, a multi-cluster platform, or a job that is not rigid.
+    """
+    if nodes < 1:
+        raise WorkloadError(f"rescale_nodes: nodes must be >= 1, got {nodes}")
+    clusters = w.platform.clusters
+    if len(clusters) != 1:
+        raise WorkloadError(f"rescale_nodes: {w.name!r} has {len(clusters)} clusters; need one")
+    factor = nodes / clusters[0].nodes
+    jobs = []
+    for j in w.jobs:
+        if j.kind is not JobKind.RIGID:
+            raise WorkloadError(
+                f"rescale_nodes: job {j.id} of {w.name!r} is {j.kind.value}; rescale rigid "
+                "traces, then annotate elasticity"
+            )
+        size = min(max(round(j.nodes * factor), 1), nodes)
+        jobs.append(dataclasses.replace(j, nodes=size, min_nodes=size, max_nodes=size))
+    platform = Platform.single(nodes, cores=clusters[0].cores, name=clusters[0].name)
+    step = ProvenanceStep.make("rescale_nodes", nodes=nodes, factor=factor)
+    return w.derive(jobs, step, keep_rows=True, platform=platform)

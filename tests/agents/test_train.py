@@ -64,9 +64,11 @@ def test_training_is_deterministic_and_saved_agents_reload_and_evaluate_identica
     assert all((a[k] == b[k]).all() for k in a)
     assert sorted(p.name for p in (tmp_path / "a" / "checkpoints").iterdir()) == [
         "agent_128_steps.json",
-        "agent_128_steps.zip",
+        "agent_128_steps.safetensors",
         "agent_256_steps.json",
-        "agent_256_steps.zip",
+        "agent_256_steps.safetensors",
+        "state_128_steps.pt",
+        "state_256_steps.pt",
     ]
     timing = json.loads((tmp_path / "a" / "timing.json").read_text())
     assert timing["timesteps"] == 256 and 0 < timing["env_seconds"] < timing["seconds"]

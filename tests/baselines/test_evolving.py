@@ -8,16 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hpcgym.baselines.evolution_profile import EvolutionProfile as EP
-from hpcgym.baselines.evolving import (
+from hpcgym.baselines.evolving.fit import is_feasible, step_limits
+from hpcgym.baselines.evolving.list_scheduling import (
     VARIANTS,
     plan_metrics,
     requested_ep,
     schedule_jobs,
     variant,
 )
-from hpcgym.baselines.evolving_fit import is_feasible, step_limits
-from hpcgym.baselines.evolving_online import EvolvingListScheduler, evolving_factories
+from hpcgym.baselines.evolving.online import EvolvingListScheduler, evolving_factories
+from hpcgym.baselines.evolving.profile import EvolutionProfile as EP
 from hpcgym.errors import SpecError
 from hpcgym.sim import JobKind, JobSpec, Platform, Simulator
 from hpcgym.workloads.evolving import generate_klein

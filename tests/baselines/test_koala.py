@@ -6,8 +6,7 @@ import dataclasses
 
 import pytest
 
-from hpcgym.baselines.koala import KOALA_PRESETS, Koala, KoalaConfig
-from hpcgym.baselines.koala_policies import (
+from hpcgym.baselines.koala.policies import (
     Policy,
     accept_grow,
     accept_shrink,
@@ -15,6 +14,7 @@ from hpcgym.baselines.koala_policies import (
     shrink,
     shrinkable,
 )
+from hpcgym.baselines.koala.scheduler import KOALA_PRESETS, Koala, KoalaConfig
 from hpcgym.errors import SpecError
 from hpcgym.sim import FixedCost, JobKind, JobSpec, JobState, Platform, Simulator, SizeRule
 from hpcgym.workloads.koala import FT, GADGET2

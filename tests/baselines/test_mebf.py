@@ -10,7 +10,7 @@ import pytest
 from baseline_helpers import malleable, rigid, run
 
 from hpcgym.baselines import MEBF, make
-from hpcgym.baselines.mebf import MEBFConfig, scalability
+from hpcgym.baselines.mebf.scheduler import MEBFConfig, scalability
 from hpcgym.errors import SpecError
 from hpcgym.sim import Amdahl, JobKind, JobSpec, PowerLaw
 

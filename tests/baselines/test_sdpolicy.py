@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from hpcgym.baselines.node_timeline import NodeTimeline
-from hpcgym.baselines.sd_runtime import (
+from hpcgym.baselines.sdpolicy.runtime import (
     RuntimeModel,
     model_rate,
     predicted_end,
     runtime_increase,
 )
-from hpcgym.baselines.sdpolicy import SD_PRESETS, SDPolicy, SDPolicyConfig
+from hpcgym.baselines.sdpolicy.scheduler import SD_PRESETS, SDPolicy, SDPolicyConfig
 from hpcgym.errors import SpecError
 from hpcgym.sim import JobKind, JobSpec, Platform, SimConfig, Simulator
 

@@ -106,7 +106,8 @@ def test_main_job_trains_then_benchmarks_and_reuses_its_agent(
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "training MaskablePPO" in printed and "agent" in printed
-    assert (tmp_path / "agent" / "agent.zip").is_file()
+    assert (tmp_path / "agent" / "agent.safetensors").is_file()
+    assert not (tmp_path / "agent" / "agent.zip").exists()
     board = (tmp_path / "leaderboard.md").read_text()
     assert "| agent |" in board and "| mebf |" in board
     first = (tmp_path / "results.csv").read_bytes()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hpcgym.cli import main
-from hpcgym.workloads.registry import workloads_dir
+from hpcgym.workloads import catalog
 
 
 def _fails_cleanly(argv: list[str], capsys: pytest.CaptureFixture[str], *words: str) -> str:
@@ -53,7 +53,7 @@ def test_evaluate_needs_at_least_one_episode(episodes, capsys):
 def test_train_needs_positive_timesteps(timesteps, capsys, monkeypatch, tmp_path):
     _forbid(monkeypatch, "hpcgym.agents.train", "train")
     out = tmp_path / "run"
-    _fails_cleanly(["train", "--timesteps", timesteps, "--out", str(out)], capsys, "--timesteps")
+    _fails_cleanly(["train", "--timesteps", timesteps, "--out", str(out)], capsys, "timesteps")
     assert not out.exists()
 
 
@@ -89,9 +89,9 @@ def test_bench_checks_its_output_folder_before_the_work(scenario, capsys, monkey
 
 
 def test_workloads_convert_checks_its_output_before_reading(capsys, monkeypatch, tmp_path):
-    shared_dir = workloads_dir()
+    shared_dir = catalog.bundled_dir()
     _forbid(monkeypatch, "hpcgym.workloads.cli", "read_workload")
     out = _blocked(tmp_path) / "x.swf"
     _fails_cleanly(
-        ["workloads", "convert", str(shared_dir / "lublin_256.swf"), str(out)], capsys, "cannot"
+        ["workloads", "convert", str(shared_dir / "lublin_256.swf.gz"), str(out)], capsys, "cannot"
     )

@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from hpcgym.workloads.registry import workloads_dir
+from hpcgym.workloads import catalog
 
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    """The shared workloads folder, found the way the package finds it."""
-    return workloads_dir()
+def traces_dir() -> Path:
+    """The folder of the traces bundled with the package."""
+    return catalog.bundled_dir()
 
 
 def readme_table(folder: Path) -> dict[str, tuple[int, str, str]]:
@@ -25,7 +25,7 @@ def readme_table(folder: Path) -> dict[str, tuple[int, str, str]]:
 
 
 @pytest.fixture(scope="session")
-def traces(shared_dir: Path) -> dict[str, tuple[int, str, str]]:
-    table = readme_table(shared_dir)
-    assert table, "the shared workloads README lists no traces"
+def traces(traces_dir: Path) -> dict[str, tuple[int, str, str]]:
+    table = readme_table(traces_dir)
+    assert table, "the bundled traces README lists no traces"
     return table

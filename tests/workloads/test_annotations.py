@@ -18,8 +18,8 @@ from hpcgym.workloads.swf import COL, N_FIELDS
 
 
 @pytest.fixture(scope="module")
-def kth(shared_dir):
-    return T.first(read_workload(shared_dir / "KTH-SP2-1996-2.1-cln.swf.gz"), 3000)
+def kth(traces_dir):
+    return T.first(read_workload(traces_dir / "KTH-SP2-1996-2.1-cln.swf.gz"), 3000)
 
 
 def test_mebf_rules(kth):
@@ -127,8 +127,8 @@ def test_hpc2n_conversion_by_hand():
     assert missing == 1
 
 
-def test_hpc2n_dfrs_on_the_trace(shared_dir):
-    w = read_workload(shared_dir / "hpc2n.swf", procs_per_node=1)
+def test_hpc2n_dfrs_on_the_trace(traces_dir):
+    w = read_workload(traces_dir / "hpc2n.swf.gz", procs_per_node=1)
     d = hpc2n_dfrs(w)
     assert d.platform.total_nodes == 120 and d.platform.clusters[0].cores == 2
     procs = np.where(w.rows[:, 4] > 0, w.rows[:, 4], w.rows[:, 7])

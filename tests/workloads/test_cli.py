@@ -12,11 +12,11 @@ def test_list(capsys):
     assert all(name in out for name in names())
 
 
-def test_show_set_and_file(shared_dir, capsys):
+def test_show_set_and_file(traces_dir, capsys):
     assert main(["workloads", "show", "synthetic/koala-mix-v0", "--seed", "2", "--provenance"]) == 0
     out = capsys.readouterr().out
     assert "jobs          300" in out and '"op":"koala_mix"' in out
-    assert main(["workloads", "show", str(shared_dir / "hpc2n.swf")]) == 0
+    assert main(["workloads", "show", str(traces_dir / "hpc2n.swf.gz")]) == 0
     out = capsys.readouterr().out
     assert "offered load" in out and "25 records skipped" in out
 
@@ -33,9 +33,9 @@ def test_generate_records_command_and_seed(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out
 
 
-def test_convert(shared_dir, tmp_path, capsys):
+def test_convert(traces_dir, tmp_path, capsys):
     dest = tmp_path / "kth.swf.gz"
-    src = str(shared_dir / "KTH-SP2-1996-2.1-cln.swf.gz")
+    src = str(traces_dir / "KTH-SP2-1996-2.1-cln.swf.gz")
     assert main(["workloads", "convert", src, str(dest), "--first", "200", "--load", "0.5"]) == 0
     w = read_workload(dest)
     assert len(w) == 200
@@ -44,5 +44,5 @@ def test_convert(shared_dir, tmp_path, capsys):
 
 def test_errors_exit_2(capsys):
     assert main(["workloads", "show", "no/such-v0"]) == 2
-    assert "neither a workload set nor a file" in capsys.readouterr().err
+    assert "no workload set 'no/such-v0'" in capsys.readouterr().err
     assert main(["workloads", "show", "synthetic/koala-mix-v0", "--option", "oops"]) == 2

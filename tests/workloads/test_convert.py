@@ -52,26 +52,28 @@ def test_procs_per_node_override(sample):
     assert w.platform.total_nodes == 40
 
 
-@pytest.mark.parametrize("name", ["hpc2n.swf", "lublin_256.swf", "KTH-SP2-1996-2.1-cln.swf.gz"])
-def test_workload_round_trip_on_traces(shared_dir, tmp_path, name):
-    w = read_workload(shared_dir / name)
+@pytest.mark.parametrize(
+    "name", ["hpc2n.swf.gz", "lublin_256.swf.gz", "KTH-SP2-1996-2.1-cln.swf.gz"]
+)
+def test_workload_round_trip_on_traces(traces_dir, tmp_path, name):
+    w = read_workload(traces_dir / name)
     out = write_workload(w, tmp_path / "rt.swf", command="pytest")
     back = read_workload(out)
     assert back.jobs == w.jobs
     assert back.platform == w.platform
 
 
-def test_round_trip_of_transformed_workload(shared_dir, tmp_path):
-    w = read_workload(shared_dir / "hpc2n.swf", procs_per_node=2)
+def test_round_trip_of_transformed_workload(traces_dir, tmp_path):
+    w = read_workload(traces_dir / "hpc2n.swf.gz", procs_per_node=2)
     w = transforms.estimates(transforms.scale_load(w, 0.8), "noisy", seed=4)
     back = read_workload(write_workload(w, tmp_path / "x.swf.gz"), procs_per_node=2)
     assert back.jobs == w.jobs
 
 
-def test_written_header_records_command_version_seed(shared_dir, tmp_path):
+def test_written_header_records_command_version_seed(traces_dir, tmp_path):
     from hpcgym import __version__
 
-    w = transforms.random_start(read_workload(shared_dir / "hpc2n.swf"), 11, n_jobs=50)
+    w = transforms.random_start(read_workload(traces_dir / "hpc2n.swf.gz"), 11, n_jobs=50)
     trace = read_swf(write_workload(w, tmp_path / "y.swf", command="hpcgym test --seed 11"))
     h = trace.header
     assert h.get("hpcgym-version") == __version__
@@ -105,8 +107,8 @@ def test_fingerprint_sees_every_field():
     assert step.to_json() == '{"op":"x","params":{"a":1,"b":2},"seed":3}'
 
 
-def test_rewriting_replaces_hpcgym_lines(shared_dir, tmp_path):
-    w = read_workload(shared_dir / "hpc2n.swf")
+def test_rewriting_replaces_hpcgym_lines(traces_dir, tmp_path):
+    w = read_workload(traces_dir / "hpc2n.swf.gz")
     once = read_workload(write_workload(w, tmp_path / "a.swf", command="first"))
     twice = read_swf(write_workload(once, tmp_path / "b.swf", command="second")).header
     assert twice.get_all("hpcgym-command") == ["second"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hpcgym.errors import WorkloadError
-from hpcgym.workloads import registry
+from hpcgym.workloads import catalog, registry
 from hpcgym.workloads.convert import read_workload, write_workload
 from hpcgym.workloads.lublin import generate_lublin
 from hpcgym.workloads.registry import WorkloadSet, load, names, workloads_dir
@@ -87,7 +87,7 @@ def test_register_checks_names():
         registry.register(registry.get("swf/sdsc-sp2-v0"))
 
 
-def test_env_var_and_lookup(tmp_path, monkeypatch):
+def test_env_var_folder_comes_first(tmp_path, monkeypatch):
     folder = tmp_path / "mine"
     folder.mkdir()
     write_workload(generate_lublin(20, 8, 1), folder / "tiny.swf", command="pytest")
@@ -100,20 +100,52 @@ def test_env_var_and_lookup(tmp_path, monkeypatch):
         file="tiny.swf",
     )
     assert len(ws.load()) == 20
+    # A user's folder overrides a bundled file of the same name (either spelling).
+    write_workload(generate_lublin(7, 8, 1), folder / "lublin_256.swf", command="pytest")
+    assert registry.resolve_file("lublin_256.swf.gz") == folder / "lublin_256.swf"
+    assert len(registry.load("swf/lublin256-v0")) == 7
+    # ... and the bundled data is still searched for what the user's folder lacks.
+    assert registry.resolve_file("hpc2n.swf").parent == catalog.bundled_dir()
     monkeypatch.setenv(registry.ENV_VAR, str(tmp_path / "absent"))
     with pytest.raises(WorkloadError, match="HPCGYM_WORKLOADS"):
         workloads_dir()
 
 
-def test_lookup_from_current_directory(tmp_path, monkeypatch):
+def test_bundled_traces_are_found_from_any_directory(tmp_path, monkeypatch):
     monkeypatch.delenv(registry.ENV_VAR, raising=False)
-    (tmp_path / "shared" / "workloads").mkdir(parents=True)
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "pyproject.toml").write_text("")
-    monkeypatch.chdir(project)
-    assert workloads_dir() == tmp_path / "shared" / "workloads"
-    assert registry.candidate_dirs()[:2] == [
-        project / "shared" / "workloads",
-        tmp_path / "shared" / "workloads",
-    ]
+    monkeypatch.chdir(tmp_path)
+    assert workloads_dir() == catalog.bundled_dir()
+    for trace in catalog.BUNDLED:
+        assert registry.resolve_file(trace.file) == catalog.bundled_dir() / trace.file
+    w = registry.load("swf/hpc2n-v0")
+    assert len(w) + sum(n for _, n in w.skipped) == 3170
+
+
+def test_missing_trace_names_the_places_and_the_fetch_command(tmp_path, monkeypatch):
+    monkeypatch.delenv(registry.ENV_VAR, raising=False)
+    monkeypatch.setenv(catalog.CACHE_ENV, str(tmp_path / "cache"))
+    with pytest.raises(WorkloadError, match="not found in") as e:
+        registry.resolve_file("nowhere.swf")
+    assert str(catalog.bundled_dir()) in str(e.value)
+    assert str(tmp_path / "cache") in str(e.value)
+    archived = catalog.ARCHIVE[0]
+    with pytest.raises(WorkloadError, match=f"hpcgym workloads fetch {archived.key}"):
+        registry.resolve_file(archived.file)
+
+
+def test_a_file_path_works_where_a_set_name_does(tmp_path, monkeypatch):
+    path = write_workload(generate_lublin(30, 8, 2), tmp_path / "mine.swf.gz", command="pytest")
+    monkeypatch.chdir(tmp_path)
+    for given in (str(path), "mine.swf.gz"):
+        w = registry.load(given)
+        assert len(w) == 30 and w.name == given
+        assert dict(w.provenance[-1].params)["name"] == given
+    assert len(registry.load(str(path), procs_per_node=2).jobs) == 30
+    with pytest.raises(WorkloadError, match="has no option"):
+        registry.load(str(path), n_jobs=5)
+    with pytest.raises(WorkloadError, match=r"absent\.swf"):
+        registry.load(str(tmp_path / "absent.swf"))
+    with pytest.raises(WorkloadError, match=r"'absent\.swf' not found"):
+        registry.load("absent.swf")
+    with pytest.raises(WorkloadError, match="no workload set 'swf/absent-v0'"):
+        registry.load("swf/absent-v0")

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hpcgym.workloads import catalog
 from hpcgym.workloads.swf import COL, FIELDS, N_FIELDS, read_swf, write_swf
 
 
@@ -17,23 +18,23 @@ def _raw_text(path: Path) -> str:
     return data.decode("ascii", errors="replace")
 
 
-def test_every_shared_trace_is_listed_and_parses(shared_dir, traces):
-    files = sorted(p.name for p in shared_dir.glob("*.swf*"))
+def test_every_shared_trace_is_listed_and_parses(traces_dir, traces):
+    files = sorted(p.name for p in traces_dir.glob("*.swf*"))
     assert files == sorted(traces)
 
 
 @pytest.mark.parametrize(
     "name",
     [
-        "lublin_256.swf",
+        "lublin_256.swf.gz",
         "SDSC-SP2-1998-4.2-cln.swf.gz",
         "KTH-SP2-1996-2.1-cln.swf.gz",
-        "hpc2n.swf",
+        "hpc2n.swf.gz",
         "CEA-Curie-2011-sample.swf.gz",
     ],
 )
-def test_trace_counts_and_header(shared_dir, traces, name):
-    path = shared_dir / name
+def test_trace_counts_and_header(traces_dir, traces, name):
+    path = traces_dir / name
     trace = read_swf(path, drop_status=())
     jobs, machine, notes = traces[name]
     assert len(trace) == jobs
@@ -62,8 +63,8 @@ def test_trace_counts_and_header(shared_dir, traces, name):
     assert text.splitlines()[trace.lines[-1] - 1] == data_lines[-1]
 
 
-def test_sdsc_header_fields(shared_dir):
-    h = read_swf(shared_dir / "SDSC-SP2-1998-4.2-cln.swf.gz").header
+def test_sdsc_header_fields(traces_dir):
+    h = read_swf(traces_dir / "SDSC-SP2-1998-4.2-cln.swf.gz").header
     assert h.unix_start_time == 893466664
     assert h.time_zone_string == "US/Pacific"
     assert h.max_nodes == 128 and h.procs_per_node == 1
@@ -71,9 +72,9 @@ def test_sdsc_header_fields(shared_dir):
     assert "educational" in h.get("Copyright")
 
 
-@pytest.mark.parametrize("name", ["KTH-SP2-1996-2.1-cln.swf.gz", "hpc2n.swf"])
-def test_round_trip_of_real_traces(shared_dir, tmp_path, name):
-    trace = read_swf(shared_dir / name, drop_status=())
+@pytest.mark.parametrize("name", ["KTH-SP2-1996-2.1-cln.swf.gz", "hpc2n.swf.gz"])
+def test_round_trip_of_real_traces(traces_dir, tmp_path, name):
+    trace = read_swf(traces_dir / name, drop_status=())
     out = write_swf(trace, tmp_path / (name + ".out.gz"))
     again = read_swf(out, drop_status=())
     assert np.array_equal(trace.data, again.data)
@@ -171,3 +172,11 @@ def test_empty_file(tmp_path):
 
 def test_fields_are_the_18_of_swf():
     assert len(FIELDS) == 18 and FIELDS[10] == "status" and FIELDS[17] == "think_time"
+
+
+def test_bundled_readme_agrees_with_the_catalog(traces_dir):
+    text = (traces_dir / "README.md").read_text()
+    for trace in catalog.BUNDLED:
+        row = next(ln for ln in text.splitlines() if ln.startswith(f"| `{trace.file}` |"))
+        assert f"| {trace.jobs:,} |" in row and f"`{trace.sha256}`" in row
+    assert catalog.PWA_CITATION.split(",")[0] in text.replace("\n> ", " ")

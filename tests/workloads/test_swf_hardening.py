@@ -6,6 +6,7 @@ silently or an error that names no place.
 
 from __future__ import annotations
 
+import gzip
 import time
 from pathlib import Path
 
@@ -31,8 +32,8 @@ def write(tmp_path: Path, text: str | bytes, name: str = "t.swf") -> Path:
     return p
 
 
-def test_every_line_with_19_fields_is_refused_not_shifted(tmp_path, shared_dir):
-    text = (shared_dir / "lublin_256.swf").read_text()
+def test_every_line_with_19_fields_is_refused_not_shifted(tmp_path, traces_dir):
+    text = gzip.decompress((traces_dir / "lublin_256.swf.gz").read_bytes()).decode()
     shifted = "\n".join(
         line if line.lstrip().startswith(";") or not line.strip() else line + " 0"
         for line in text.splitlines()

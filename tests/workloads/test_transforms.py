@@ -10,8 +10,8 @@ from hpcgym.workloads.stats import describe, format_stats, offered_load
 
 
 @pytest.fixture(scope="module")
-def hpc2n(shared_dir):
-    return read_workload(shared_dir / "hpc2n.swf", procs_per_node=2)
+def hpc2n(traces_dir):
+    return read_workload(traces_dir / "hpc2n.swf.gz", procs_per_node=2)
 
 
 def test_first_and_window(hpc2n):
@@ -93,3 +93,28 @@ def test_stats_table(hpc2n):
     assert s.runtime.median == float(np.median([j.work for j in hpc2n]))
     table = format_stats(s)
     assert "offered load" in table and "runtime (s)" in table
+
+
+def test_rescale_nodes_keeps_the_jobs_shape_relative_to_the_machine():
+    from hpcgym.workloads import load
+
+    kth = load("swf/kth-sp2-v0")  # 100 nodes
+    big = T.rescale_nodes(kth, 128)
+    assert big.platform.total_nodes == 128 and len(big) == len(kth)
+    for a, b in zip(kth.jobs, big.jobs, strict=True):
+        assert b.nodes == min(max(round(a.nodes * 1.28), 1), 128)
+        assert (b.id, b.submit, b.work, b.walltime) == (a.id, a.submit, a.work, a.walltime)
+        assert b.min_nodes == b.max_nodes == b.nodes
+    assert max(j.nodes for j in big.jobs) == 128  # the 100-node jobs fill the new machine
+    assert big.provenance[-1].op == "rescale_nodes"
+    small = T.rescale_nodes(kth, 10)
+    assert min(j.nodes for j in small.jobs) == 1
+
+
+def test_rescale_nodes_refuses_elastic_jobs_and_bad_sizes():
+    from hpcgym.workloads import load
+
+    with pytest.raises(WorkloadError, match="rigid"):
+        T.rescale_nodes(load("elastic/sdsc-sp2-mebf-v0", n_jobs=50), 100)
+    with pytest.raises(WorkloadError, match="nodes must be"):
+        T.rescale_nodes(load("swf/kth-sp2-v0"), 0)

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hpcgym.baselines.evolving import VARIANTS, plan_metrics, schedule_jobs
-from hpcgym.baselines.evolving_online import EvolvingListScheduler
+from hpcgym.baselines.evolving.list_scheduling import VARIANTS, plan_metrics, schedule_jobs
+from hpcgym.baselines.evolving.online import EvolvingListScheduler
 from hpcgym.sim import Simulator
 from hpcgym.workloads.evolving import generate_klein
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from hpcgym.baselines.koala import Koala
+from hpcgym.baselines.koala.scheduler import Koala
 from hpcgym.bench.papers import publish
 from hpcgym.sim import Cluster, FixedCost, Platform, Simulator
 from hpcgym.workloads import generate_koala, load

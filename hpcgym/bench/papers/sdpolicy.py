@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from hpcgym.baselines.base import BaseScheduler
-from hpcgym.baselines.sdpolicy import DYNAMIC, SDPolicy
+from hpcgym.baselines.sdpolicy.scheduler import DYNAMIC, SDPolicy
 from hpcgym.bench.papers import publish
 from hpcgym.sim import SimConfig, Simulator
 from hpcgym.workloads import ElasticConfig, annotate_elastic, load, read_workload, transforms

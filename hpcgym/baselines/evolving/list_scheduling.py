@@ -15,13 +15,13 @@ so ``epr(t) <= nnodes`` holds throughout. The variants of the paper's evaluation
 
 ``list_schedule`` is the offline algorithm (a pure function); ``plan_metrics`` computes the
 paper's system- and user-centric metrics from a plan. The online scheduler, which re-plans with
-the same functions inside the engine, is ``hpcgym.baselines.evolving_online``.
+the same functions inside the engine, is ``hpcgym.baselines.evolving.online``.
 
 **Choices.** The paper's rigid applications *hold* their peak node count from start to end:
 the plan counts that block as allocated, and the nodes it holds beyond each step's need as
 waste. A fit starts no earlier than the application's submission (the paper's test cases
 submit everything at 0). Waits happen only before larger steps unless ``expand_decreases``
-(see ``hpcgym.baselines.evolving_fit``).
+(see ``hpcgym.baselines.evolving.fit``).
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hpcgym.baselines.evolution_profile import EvolutionProfile
-from hpcgym.baselines.evolving_fit import base_fit, rigid_fit
+from hpcgym.baselines.evolving.fit import base_fit, rigid_fit
+from hpcgym.baselines.evolving.profile import EvolutionProfile
 from hpcgym.errors import SpecError
 from hpcgym.sim import JobKind, JobSpec
 
@@ -173,7 +173,7 @@ def list_schedule(
         var: Variant (or its name).
         base: Nodes already taken, in absolute time (online: the started applications).
         t0: No application starts before ``t0`` (online: now).
-        expand_decreases: The paper's literal model (see ``hpcgym.baselines.evolving_fit``).
+        expand_decreases: The paper's literal model (see ``hpcgym.baselines.evolving.fit``).
 
     Returns:
         The plans, in list order, and the final resource EP (``base`` plus every plan).

@@ -32,15 +32,15 @@ from collections.abc import Callable
 from functools import partial
 
 from hpcgym.baselines.base import BaseScheduler
-from hpcgym.baselines.evolution_profile import EvolutionProfile
-from hpcgym.baselines.evolving import (
+from hpcgym.baselines.evolving.fit import earliest_starts, step_limits
+from hpcgym.baselines.evolving.list_scheduling import (
     VARIANTS,
     AppPlan,
     list_schedule,
     requested_ep,
     variant,
 )
-from hpcgym.baselines.evolving_fit import earliest_starts, step_limits
+from hpcgym.baselines.evolving.profile import EvolutionProfile
 from hpcgym.errors import SpecError
 from hpcgym.sim import EventType, Job, Simulator
 

@@ -39,8 +39,8 @@ import numpy as np
 
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.node_timeline import NodeTimeline
-from hpcgym.baselines.sd_mates import MatePool
-from hpcgym.baselines.sd_runtime import (
+from hpcgym.baselines.sdpolicy.mates import MatePool
+from hpcgym.baselines.sdpolicy.runtime import (
     RuntimeModel,
     predicted_end,
     predicted_slowdown,

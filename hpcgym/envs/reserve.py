@@ -1,0 +1,85 @@
+"""RLScheduler's decision mode, ``selection="reserve"``: choose a job; it starts when it fits.
+
+At each decision point the agent picks one queued job (a start entry of the menu), whether it
+fits now or not, and the env commits to it:
+
+1. if it fits, it starts, and the agent chooses again at the same instant;
+2. otherwise the env waits for it: the engine runs from decision point to decision point,
+   and the job starts at the first one where it fits; the agent is not asked meanwhile.
+   With ``reserve_backfill=True`` the job gets a reservation when the wait begins (the
+   earliest of the running jobs' estimated ends by which enough nodes are free,
+   :func:`hpcgym.sim.planning.shadow`), and at every decision point of the wait any other
+   queued job, in submission order, starts if it fits now and its estimated end is strictly
+   before the reservation; nothing uses the nodes left spare at the reservation. So the
+   chosen job never starts later than its reservation when estimates bound run times.
+
+A start entry is legal for every queued job in the window that fits the empty machine
+(``advance`` stays legal, as in every mode). This is the decision rule of the
+``<score>-reserve`` and ``<score>-reserve-bf`` baselines (``hpcgym.baselines.priority``): an
+agent that always picks the best-ranked job by a score gives their schedule (tested).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hpcgym.envs.commands import Commander
+from hpcgym.envs.ledger import JobLedger
+from hpcgym.sim.planning import estimated_end, runtime_estimate, shadow
+from hpcgym.sim.simulator import Simulator
+
+
+class ReserveSelection:
+    """Commits to chosen jobs and waits for them (see the module doc)."""
+
+    def __init__(self, backfill: bool, start_offset: int, machine: int) -> None:
+        self.backfill = backfill
+        self.offset = start_offset
+        self.machine = machine
+
+    def mask(self, mask: np.ndarray, queue_rows: list[int], ledger: JobLedger) -> bool:
+        """Make every queued job of the window that fits the machine choosable; any such job?"""
+        reqs = ledger.req_list
+        off = self.offset
+        choosable = False
+        for q, row in enumerate(queue_rows):
+            ok = reqs[row] <= self.machine
+            mask[off + q] = ok
+            choosable = choosable or ok
+        return choosable
+
+    def commit(self, row: int, sim: Simulator, cmd: Commander) -> None:
+        """Start the job of ledger ``row`` now if it fits, else wait for it (and backfill)."""
+        job = cmd.ledger.jobs[row]
+        jid = job.spec.id
+        need = job.spec.nodes
+        limit: float | None = None
+        while True:
+            free = sim.pool.free[0]
+            if need <= free:
+                cmd.start(row)
+                return
+            if self.backfill:
+                if limit is None:
+                    releases = sorted((estimated_end(sim, j), j.size) for j in sim.running.values())
+                    limit = shadow(sim.now, free, need, releases)[0]
+                self._backfill(jid, limit, sim, cmd)
+            if not cmd.advance():
+                return  # every job has ended (the chosen one was rejected or killed)
+            if jid not in sim.queue:
+                return
+
+    @staticmethod
+    def _backfill(chosen: int, limit: float, sim: Simulator, cmd: Commander) -> None:
+        free = sim.pool.free[0]
+        now = sim.now
+        row_of = cmd.ledger.row_of
+        for jid, job in list(sim.queue.items()):
+            if free == 0:
+                return
+            n = job.spec.nodes
+            if jid == chosen or n > free:
+                continue
+            if now + runtime_estimate(job.spec) < limit:
+                cmd.start(row_of[jid])
+                free -= n

@@ -1,0 +1,118 @@
+"""Seed sweeps: every executor trains the same agent per seed; Ray attaches to a real cluster."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from hpcgym.agents.saved import load_agent
+from hpcgym.agents.sweep import parse_seeds, seed_config, sweep
+from hpcgym.agents.train import TrainConfig
+from hpcgym.errors import SpecError
+
+
+def tiny(out: Path) -> TrainConfig:
+    return TrainConfig(
+        env_id="hpcgym/Rigid-v0",
+        timesteps=128,
+        env_kwargs={"n_jobs": 16},
+        overrides={"n_steps": 64, "batch_size": 64, "n_epochs": 1},
+        out=str(out),
+        tensorboard="",
+    )
+
+
+def weights(path: str) -> dict[str, object]:
+    return dict(load_agent(path)[0].policy.state_dict())
+
+
+def same(a: dict[str, object], b: dict[str, object]) -> bool:
+    return a.keys() == b.keys() and all(bool((a[k] == b[k]).all()) for k in a)  # type: ignore[attr-defined]
+
+
+def test_parse_seeds():
+    assert parse_seeds("0-4") == [0, 1, 2, 3, 4]
+    assert parse_seeds("3, 0-1,9") == [3, 0, 1, 9]
+    for bad in ("a", "4-2", "-1", "0-2,1"):
+        with pytest.raises(SpecError):
+            parse_seeds(bad)
+
+
+def test_seed_folders_are_separate_and_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(tmp_path)
+    cfg = seed_config(TrainConfig(out="sweep"), 3)
+    assert cfg.seed == 3 and cfg.out == str(tmp_path / "sweep" / "s3")
+    assert seed_config(TrainConfig(), 2).out == str(tmp_path / "runs" / "maskable_ppo_Rigid-v0_s2")
+
+
+def test_serial_and_process_sweeps_train_the_same_agents(tmp_path: Path):
+    serial = sweep(tiny(tmp_path / "serial"), [0, 1], "serial")
+    pooled = sweep(tiny(tmp_path / "pooled"), [0, 1], "process", workers=2)
+    assert [r.seed for r in serial] == [r.seed for r in pooled] == [0, 1]
+    for a, b in zip(serial, pooled, strict=True):
+        assert Path(a.run_dir).name == f"s{a.seed}"
+        assert same(weights(a.agent), weights(b.agent))
+    # Different seeds give different agents.
+    assert not same(weights(serial[0].agent), weights(serial[1].agent))
+    # A resumed sweep keeps the finished seeds as they are.
+    again = sweep(dataclasses.replace(tiny(tmp_path / "serial"), resume=True), [0, 1])
+    assert [r.seconds for r in again] == [0, 0]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def ray_cluster(monkeypatch: pytest.MonkeyPatch):
+    """A real local Ray cluster (``ray start --head``) with token auth, stopped afterwards.
+
+    The token is the cluster's shared secret: this process gets it too, as a user attaching
+    to a secured cluster would (Ray 2.59+ enables token auth by default).
+    """
+    pytest.importorskip("ray")
+    ray_bin = shutil.which("ray", path=os.path.dirname(sys.executable))
+    assert ray_bin, "the ray command is missing beside this Python"
+    port = _free_port()
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    monkeypatch.setenv("RAY_AUTH_TOKEN", secrets.token_hex(16))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    # A short temporary folder: Ray's socket paths must fit the 107-byte Unix limit.
+    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")
+    start = [ray_bin, "start", "--head", f"--port={port}", "--num-cpus=2"]
+    start += ["--include-dashboard=false", f"--temp-dir={temp}"]
+    done = subprocess.run(start, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        subprocess.run([ray_bin, "stop", "--force"], env=env, capture_output=True, timeout=120)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_a_ray_sweep_attaches_to_a_running_cluster(tmp_path: Path, ray_cluster: str):
+    # The command a user runs, in its own process (Ray reads its auth settings at import).
+    serial = sweep(tiny(tmp_path / "serial"), [0, 1], "serial")
+    cmd = [sys.executable, "-m", "hpcgym.cli", "train", "--env", "hpcgym/Rigid-v0"]
+    cmd += ["--timesteps", "128", "--env-kwargs", '{"n_jobs": 16}', "--tensorboard", ""]
+    cmd += ["--hp", "n_steps=64", "--hp", "batch_size=64", "--hp", "n_epochs=1"]
+    cmd += ["--seeds", "0-1", "--executor", "ray", "--ray-address", ray_cluster]
+    cmd += ["--out", str(tmp_path / "ray"), "--no-progress"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    port = ray_cluster.rsplit(":", 1)[1]
+    assert "ray: attached to the cluster at " in done.stdout and f":{port} (2 CPUs)" in done.stdout
+    for r in serial:
+        assert same(weights(r.agent), weights(str(tmp_path / "ray" / f"s{r.seed}")))
