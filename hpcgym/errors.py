@@ -36,3 +36,7 @@ class StalledError(HpcGymError, RuntimeError):
 
 class WorkloadError(HpcGymError, ValueError):
     """A workload file or workload description is malformed."""
+
+
+class OutputError(HpcGymError, OSError):
+    """An output file or folder cannot be created or written."""

@@ -6,8 +6,10 @@ fixtures are the import-free way to share them).
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable, Sequence
+import signal
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -229,3 +231,25 @@ def drive_sim() -> Callable[..., list[Any]]:
 def state() -> SimpleNamespace:
     """State helpers: ``state.snapshot(sim)``, ``state.same(a, b)``, ``state.check(sim)``."""
     return SimpleNamespace(snapshot=snapshot, same=same, check=check_invariants)
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise ``TimeoutError`` in the block if it runs longer than ``seconds`` (a hang)."""
+
+    def _expired(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"still running after {seconds} s: a hang")
+
+    old = signal.signal(signal.SIGALRM, _expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.fixture(scope="session")
+def limit() -> Callable[[float], contextlib.AbstractContextManager[None]]:
+    """``with limit(seconds):`` fails the block with ``TimeoutError`` if it hangs."""
+    return time_limit

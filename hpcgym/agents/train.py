@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from hpcgym.agents.saved import ALGORITHMS, AgentCard, card_for, save_agent, write_atomic
+from hpcgym.cli_checks import at_least, env_kwargs_arg, known_env_id, writable_folder
 from hpcgym.errors import SpecError
 
 HYPERPARAMS = Path(__file__).with_name("hyperparams")
@@ -453,6 +454,9 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
 
 def run(args: argparse.Namespace) -> int:
     """The ``train`` command."""
+    known_env_id(args.env)
+    at_least("--n-envs", args.n_envs, 1)
+    env_kwargs = env_kwargs_arg(args.env_kwargs)
     overrides = {}
     for item in args.hp or []:
         key, sep, value = item.partition("=")
@@ -466,7 +470,7 @@ def run(args: argparse.Namespace) -> int:
         timesteps=args.timesteps,
         n_envs=args.n_envs,
         policy=args.policy,
-        env_kwargs=json.loads(args.env_kwargs) if args.env_kwargs else {},
+        env_kwargs=env_kwargs,
         overrides=overrides,
         hyperparams_file=args.hyperparams,
         out=args.out,
@@ -486,7 +490,10 @@ def run(args: argparse.Namespace) -> int:
         eval_episodes=args.eval_episodes,
     )
     if args.seeds is not None:
+        if args.out:
+            writable_folder(args.out)
         return _run_sweep(cfg, args)
+    writable_folder(cfg.run_dir())
     try:
         r = train(cfg, announce=print)
     except KeyboardInterrupt:

@@ -191,7 +191,7 @@ class _Shadow(Simulator):
         *,
         nodes: Any = None,
         cpu: Any = None,
-        cluster: int | None = None,
+        cluster: int | np.integer | None = None,
     ) -> None:
         job_id = as_job_id(job_id)
         job = self._jobs.get(job_id)
@@ -277,7 +277,12 @@ class _Shadow(Simulator):
         self._record(Command("suspend", job_id, 0, 0, None, None, self._now))
 
     def resume(
-        self, job_id: JobId, *, nodes: Any = None, cpu: Any = None, cluster: int | None = None
+        self,
+        job_id: JobId,
+        *,
+        nodes: Any = None,
+        cpu: Any = None,
+        cluster: int | np.integer | None = None,
     ) -> None:
         job_id = as_job_id(job_id)
         issue = None
@@ -322,7 +327,7 @@ class _Shadow(Simulator):
         share = float(np.asarray(cpu, dtype=float).ravel()[0]) if verb == "lend" else None
         self._record(Command(verb, job_id, 0, 0, share, None, self._now))
 
-    def set_walltime(self, job_id: JobId, walltime: float | None) -> None:
+    def set_walltime(self, job_id: JobId, walltime: float | np.floating | None) -> None:
         job_id = as_job_id(job_id)
         self._unexpressible(
             "set_walltime", job_id, lambda: super(_Shadow, self).set_walltime(job_id, walltime)
@@ -332,7 +337,7 @@ class _Shadow(Simulator):
         job_id = as_job_id(job_id)
         self._unexpressible("reject", job_id, lambda: super(_Shadow, self).reject(job_id))
 
-    def wake_at(self, time: float) -> None:
+    def wake_at(self, time: float | np.floating) -> None:
         super().wake_at(time)
         if self._depth == 0:
             self.log.append(float(time))

@@ -52,6 +52,7 @@ from hpcgym.bench.runner import (
     plan,
     resolve_executor,
 )
+from hpcgym.cli_checks import at_least, writable_folder
 from hpcgym.errors import SpecError
 
 DEFAULT_OUT = "hpcgym-bench"
@@ -333,6 +334,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name:<22} {sc.env_id:<24} {len(sc.seeds):>3} episodes  {sc.description}")
         return 0
     argv = list(args.argv) if args.argv is not None else sys.argv[1:]
+    at_least("--workers", args.workers, 1)
+    writable_folder(Path(args.run_dir).resolve().parent if args.run_dir else Path(args.out))
     if not args.scenario and not args.policy and not args.from_run:
         from hpcgym.bench.main_job import main_job
 

@@ -9,7 +9,6 @@ table. How each kind of policy runs is described in :mod:`hpcgym.bench.episode`.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import pandas as pd
 from hpcgym.atomic import write_csv
 from hpcgym.bench.episode import run_episode
 from hpcgym.bench.policies import policy_kind, policy_label, trust_pickled
+from hpcgym.cli_checks import at_least, env_kwargs_arg, known_env_id, writable_file
 
 HEADLINE = ("mean_bsld", "max_bsld", "mean_wait", "utilization", "makespan", "reconfigurations")
 """Metrics shown in terminal tables and leaderboards (all of ``summary`` is in the CSV)."""
@@ -89,11 +89,15 @@ def format_table(table: pd.DataFrame) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """The ``evaluate`` command."""
+    known_env_id(args.env)
+    at_least("--episodes", args.episodes, 1)
+    env_kwargs = env_kwargs_arg(args.env_kwargs)
+    if args.out:
+        writable_file(args.out)
     if args.trust_pickle:
         for name in args.policy or []:
             trust_pickled(name)
     seeds = list(range(args.seed, args.seed + args.episodes))
-    env_kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
     if args.n_jobs is not None:
         env_kwargs["n_jobs"] = args.n_jobs
     results = evaluate(args.policy or ["fcfs", "easy", "random"], args.env, seeds, env_kwargs)

@@ -9,6 +9,7 @@ from typing import Any
 
 from hpcgym.atomic import write_csv
 from hpcgym.baselines import make, names
+from hpcgym.cli_checks import at_least, writable_file
 from hpcgym.sim import SimConfig
 from hpcgym.workloads import registry, transforms
 
@@ -35,6 +36,9 @@ SUMMARY_ROWS = (
 
 def run(args: argparse.Namespace) -> int:
     """Load, simulate, print; write the per-job table when asked."""
+    if args.out:
+        writable_file(args.out)
+    at_least("--jobs", args.jobs, 1)
     workload = registry.load(args.workload, seed=args.seed)
     if args.jobs is not None:
         workload = transforms.first(workload, args.jobs)

@@ -26,6 +26,19 @@ ACTIONS: dict[str, type[ActionMenu]] = {"menu": ActionMenu}
 """Action encodings by name."""
 
 
+def _action_index(action: Any) -> int:
+    """The menu index an action names: an integer of any integer type, or a one-element array.
+
+    Raises:
+        CommandError: Anything else (``0.7``, ``"0"``, ``True``): it names no menu entry.
+    """
+    if isinstance(action, np.ndarray) and action.size == 1 and action.dtype.kind in "iu":
+        return int(action.reshape(()))
+    if isinstance(action, int | np.integer) and not isinstance(action, bool | np.bool_):
+        return int(action)
+    raise CommandError(f"an action is an integer menu index, got {action!r}")
+
+
 class ClusterEnv(gym.Env[Any, np.int64]):
     """Schedule the jobs of an HPC workload on a simulated cluster, one command per step.
 
@@ -69,6 +82,8 @@ class ClusterEnv(gym.Env[Any, np.int64]):
     applies (grant, resume, start the earliest queued job, suspend a deadlocked job, reject) and
     advances; these are counted in ``info["forced_commands"]``. An action the mask forbids is a
     no-op costing ``invalid_penalty``, counted in ``info["invalid_actions"]``; it never raises.
+    An action that is not an integer (``0.7``, ``"0"``, ``True``) names no entry: ``step``
+    raises ``CommandError`` and changes nothing.
 
     ## Observation Space
 
@@ -168,7 +183,7 @@ class ClusterEnv(gym.Env[Any, np.int64]):
         sim = self.sim
         if sim is None:
             raise gym.error.ResetNeeded("call reset() before step()")
-        a = int(action)
+        a = _action_index(action)
         self._actions.append(a)
         self._steps += 1
         penalty = 0.0

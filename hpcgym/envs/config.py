@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
+
+import numpy as np
 
 from hpcgym.errors import SpecError
 
@@ -43,6 +46,15 @@ PLACEMENTS = ("first", "packed")
 """Where a co-scheduled job's tasks go: the lowest-numbered nodes with room (``first``), or the
 nodes with the least CPU left that still have room, then the lowest-numbered (``packed``: onto
 CPU other jobs lent, before idle nodes)."""
+
+
+def _finite_real(value: object) -> bool:
+    """Whether ``value`` is a finite int or float (numpy ones too), not a bool or a string."""
+    return (
+        isinstance(value, int | float | np.integer | np.floating)
+        and not isinstance(value, bool | np.bool_)
+        and math.isfinite(value)
+    )
 
 
 def exact_size(name: str) -> int | None:
@@ -313,10 +325,21 @@ class EnvConfig:
                     f"got {self.window_starts}"
                 )
             object.__setattr__(self, "window_starts", tuple(int(x) for x in self.window_starts))
-        if self.n_jobs is not None and self.n_jobs < 1:
-            raise SpecError(f"n_jobs must be >= 1 or None, got {self.n_jobs}")
-        if self.max_steps is not None and self.max_steps < 1:
-            raise SpecError(f"max_steps must be >= 1 or None, got {self.max_steps}")
+        if not _finite_real(self.invalid_penalty):
+            raise SpecError(
+                f"invalid_penalty must be a finite number, got {self.invalid_penalty!r}"
+            )
+        if not isinstance(self.reward, str):
+            bad = {k: w for k, w in dict(self.reward).items() if not _finite_real(w)}
+            if bad:
+                raise SpecError(f"reward weights must be finite numbers, got {bad}")
+        for name in ("n_jobs", "max_steps"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+                raise SpecError(f"{name} must be an integer >= 1 or None, got {value!r}")
+            object.__setattr__(self, name, int(value))
 
     @staticmethod
     def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:

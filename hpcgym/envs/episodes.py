@@ -76,6 +76,17 @@ class Episode:
     start: int
 
 
+def _option_int(name: str, value: object, least: int) -> int:
+    """A reset option as an ``int >= least``; a ``SpecError`` otherwise (as the constructor)."""
+    if (
+        isinstance(value, int | np.integer)
+        and not isinstance(value, bool | np.bool_)
+        and value >= least
+    ):
+        return int(value)
+    raise SpecError(f"reset option {name} must be an integer >= {least}, got {value!r}")
+
+
 def choose_episode(
     cfg: EnvConfig, rng: np.random.Generator, options: Mapping[str, Any] | None
 ) -> Episode:
@@ -89,6 +100,11 @@ def choose_episode(
     unknown = sorted(set(opts) - {"start", "workload_seed", "n_jobs"})
     if unknown:
         raise SpecError(f"reset options {unknown} unknown; use start, workload_seed, n_jobs")
+    # ``None`` means "not fixed", as when the option is left out.
+    opts = {k: v for k, v in opts.items() if v is not None}
+    for name, least in (("n_jobs", 1), ("start", 0), ("workload_seed", 0)):
+        if name in opts:
+            opts[name] = _option_int(name, opts[name], least)
     n_jobs = opts.get("n_jobs", cfg.n_jobs)
     if cfg.episode == "seeded":
         seed = opts.get("workload_seed")

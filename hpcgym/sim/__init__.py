@@ -11,7 +11,7 @@ from hpcgym.sim.metrics import SimResult, bounded_slowdown
 from hpcgym.sim.platform import Cluster, Platform
 from hpcgym.sim.reconfig import FixedCost, NoCost, ReconfigCost, RedistributionCost
 from hpcgym.sim.simulator import Simulator
-from hpcgym.sim.spec import EvolutionStep, JobKind, JobSpec, SizeRule
+from hpcgym.sim.spec import TIME_HORIZON, EvolutionStep, JobKind, JobSpec, SizeRule
 from hpcgym.sim.speedup import Amdahl, Linear, PowerLaw, SpeedupModel, SpeedupTable
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "FixedCost",
     "JobKind",
     "JobSpec",
+    "TIME_HORIZON",
     "Linear",
     "NoCost",
     "Platform",

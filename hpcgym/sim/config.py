@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from hpcgym.errors import SpecError
@@ -30,11 +31,11 @@ class SimConfig:
     progress: str = "worst"
 
     def __post_init__(self) -> None:
-        if self.tick is not None and not self.tick > 0:
-            raise SpecError(f"tick period must be > 0 seconds or None, got {self.tick}")
-        if self.bsld_tau <= 0:
-            raise SpecError(f"bsld_tau must be > 0, got {self.bsld_tau}")
+        if self.tick is not None and not 0 < self.tick < math.inf:
+            raise SpecError(f"tick period must be finite and > 0 seconds or None, got {self.tick}")
+        if not 0 < self.bsld_tau < math.inf:
+            raise SpecError(f"bsld_tau must be finite and > 0, got {self.bsld_tau}")
         if self.progress not in ("worst", "mean"):
             raise SpecError(f"progress must be 'worst' or 'mean', got {self.progress!r}")
-        if not 0 <= self.idle_power <= self.busy_power:
-            raise SpecError("power model needs 0 <= idle_power <= busy_power")
+        if not 0 <= self.idle_power <= self.busy_power < math.inf:
+            raise SpecError("power model needs 0 <= idle_power <= busy_power < inf")

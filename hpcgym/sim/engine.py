@@ -27,6 +27,7 @@ from hpcgym.sim.events import SUBMIT as _SUBMIT
 from hpcgym.sim.events import TICK as _TICK
 from hpcgym.sim.events import WALLTIME as _WALLTIME
 from hpcgym.sim.events import EventType
+from hpcgym.sim.interrupt import let_signals_in
 from hpcgym.sim.job import Job, JobState
 from hpcgym.sim.nodes import EPS, SHARED, WHOLE, NodePool, uniform_share
 from hpcgym.sim.platform import Platform
@@ -60,6 +61,13 @@ if TYPE_CHECKING:
 
 _EMPTY_INT = np.empty(0, dtype=np.int64)
 _EMPTY_FLOAT = np.empty(0)
+
+MAX_IDLE_POINTS = 10_000
+"""Decision points in a row at one instant, with no command between them, before ``advance``
+raises ``StalledError``: the clock has stopped and nobody acts."""
+
+_SIGNAL_MASK = 0xFFF
+"""Pending signals (Ctrl-C) are let in every ``_SIGNAL_MASK + 1`` decision points."""
 
 
 class Scheduler(Protocol):
@@ -134,6 +142,10 @@ class EngineCore:
         self._commands = 0
         self._wakeups: set[float] = set()
         self._tick_commands: int | None = None
+        self._points = 0
+        self._point_time = -math.inf
+        self._point_commands = -1
+        self._idle_points = 0
         self.happened: list[tuple[EventType, Job | None]] = []
         """What happened since the previous decision point, in processing order."""
         # Totals kept current, and their integrals over time (for the episode metrics).
@@ -375,6 +387,22 @@ class EngineCore:
                         if self._n_ended < n:
                             happened.append((_E_WAKEUP, None))
             if happened:
+                self._points += 1
+                if not self._points & _SIGNAL_MASK:
+                    # Compiled loops never reach the interpreter's signal check by themselves.
+                    let_signals_in()
+                if t != self._point_time or self._commands != self._point_commands:
+                    self._point_time = t
+                    self._point_commands = self._commands
+                    self._idle_points = 0
+                else:
+                    self._idle_points += 1
+                    if self._idle_points >= MAX_IDLE_POINTS:
+                        raise StalledError(
+                            f"at t={t:g} the clock has not moved over {MAX_IDLE_POINTS} decision "
+                            "points with no command issued: a scheduler that only asks to be "
+                            "woken at now never lets the simulation progress"
+                        )
                 return True
         return False
 
@@ -666,8 +694,16 @@ class EngineCore:
             if idle and self._tick_commands == self._commands:
                 raise StalledError(self._stall_message())
             self._tick_commands = self._commands if idle else None
-        assert self.config.tick is not None
-        self._push(self._now + self.config.tick, _TICK, None, 0)
+        tick = self.config.tick
+        assert tick is not None
+        nxt = self._now + tick
+        if nxt <= self._now:
+            raise StalledError(
+                f"at t={self._now:g} the tick period {tick:g} s no longer moves the clock "
+                f"(float64 resolution there is {math.ulp(self._now):g} s): use a longer tick "
+                "or times nearer 0"
+            )
+        self._push(nxt, _TICK, None, 0)
         self.happened.append((_E_TICK, None))
 
     def _kill_armed(self, job: Job) -> bool:

@@ -16,17 +16,20 @@ x makespan), ``effective_utilization`` (CPU-seconds of progress over the same),
 ``normalized_underutilization`` (DFRS: the integral of ``min(capacity, demand) - useful`` over
 the workload's CPU-seconds of work), ``lost_work`` (CPU-seconds of progress lost to walltime
 kills) and ``normalized_lost_work`` (the same over the workload's CPU-seconds of work) and
-``energy`` (joules, node power linear in CPU load).
+``energy`` (joules, node power linear in CPU load). An episode metric that overflows float64
+raises ``SpecError`` (never a silent ``inf``).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hpcgym.errors import SpecError
 from hpcgym.sim.job import Job, JobState
 from hpcgym.sim.spec import JobKind
 
@@ -170,6 +173,12 @@ def summarize(sim: EngineCore, columns: dict[str, np.ndarray]) -> dict[str, floa
     out["normalized_lost_work"] = lost / work if work > 0 else 0.0
     cfg = sim.config
     out["energy"] = cfg.idle_power * area + (cfg.busy_power - cfg.idle_power) * sim.alloc_area
+    overflowed = [name for name, value in out.items() if math.isinf(value)]
+    if overflowed:
+        raise SpecError(
+            f"metrics {overflowed} overflow float64 (inf): the platform size, times and power "
+            "model multiply beyond 1.8e308. Use smaller units (fewer, larger nodes; kW for power)."
+        )
     return out
 
 

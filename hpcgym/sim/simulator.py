@@ -74,6 +74,54 @@ def _whole_size(job_id: int, size: object) -> int:
     return k
 
 
+def _as_array(job_id: int, what: str, value: object) -> np.ndarray:
+    """``value`` as an array; a ``CommandError`` when numpy cannot make one (ragged lists)."""
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError):
+        raise CommandError(f"job {job_id}: {what} must be a flat list, got {value!r}") from None
+
+
+def _real(what: str, value: object) -> float:
+    """``value`` as a ``float`` if it is a real number (not a bool), else a ``CommandError``."""
+    if isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+        value, bool | np.bool_
+    ):
+        return float(value)
+    raise CommandError(f"{what} must be a number, got {value!r}")
+
+
+def _cluster_index(job_id: int, cluster: object) -> int | None:
+    """``cluster`` as an ``int`` (or ``None``), else a ``CommandError``."""
+    if cluster is None:
+        return None
+    k = _integer(cluster)
+    if k is None:
+        raise CommandError(f"job {job_id}: a cluster is an integer index, got {cluster!r}")
+    return k
+
+
+def _node_ids(job_id: int, nodes: ArrayLike) -> np.ndarray:
+    """``nodes`` as an int64 array, or a ``CommandError``: node ids are integers, never rounded."""
+    given = _as_array(job_id, "node ids", nodes)
+    if given.dtype.kind not in "iu" and given.size:
+        raise CommandError(
+            f"job {job_id}: node ids must be integers, got {given.dtype} values "
+            f"{given.ravel()[:4].tolist()}"
+        )
+    return given.astype(np.int64).ravel()  # a copy: the caller's array stays its own
+
+
+def _cpu_shares(job_id: int, cpu: ArrayLike | float) -> np.ndarray:
+    """``cpu`` as a float64 array, or a ``CommandError``: shares are finite numbers."""
+    given = _as_array(job_id, "CPU shares", cpu)
+    if given.dtype.kind not in "iuf" or not np.isfinite(given).all():
+        raise CommandError(
+            f"job {job_id}: CPU shares must be finite numbers, got {given.ravel()[:4].tolist()}"
+        )
+    return given.astype(np.float64)
+
+
 @mypyc_attr(allow_interpreted_subclasses=True, serializable=True)
 class Simulator(EngineCore):
     """A cluster simulation driven by a scheduler.
@@ -102,7 +150,7 @@ class Simulator(EngineCore):
         *,
         nodes: ArrayLike | None = None,
         cpu: ArrayLike | float | None = None,
-        cluster: int | None = None,
+        cluster: int | np.integer | None = None,
     ) -> None:
         """Start a queued job.
 
@@ -122,6 +170,8 @@ class Simulator(EngineCore):
             self._refuse_start(job_id)
             return
         spec = job.spec
+        if cluster is not None:
+            cluster = _cluster_index(job_id, cluster)
         # ``k``: the size as an ``int`` (``size`` may be a numpy integer, or wrong).
         if size is None:
             k = spec.nodes
@@ -242,6 +292,7 @@ class Simulator(EngineCore):
         """``resize`` to a smaller ``size``."""
         job_id = as_job_id(job_id)
         job = self._job(job_id)
+        size = _whole_size(job_id, size)
         self._require_running(job, "shrunk")
         if size >= job._nodes.size:
             raise SizeError(f"job {job_id}: shrink to {size} from {job._nodes.size} tasks")
@@ -253,6 +304,7 @@ class Simulator(EngineCore):
         """``resize`` to a larger ``size``."""
         job_id = as_job_id(job_id)
         job = self._job(job_id)
+        size = _whole_size(job_id, size)
         self._require_running(job, "expanded")
         if size <= job._nodes.size:
             raise SizeError(f"job {job_id}: expand to {size} from {job._nodes.size} tasks")
@@ -300,7 +352,7 @@ class Simulator(EngineCore):
         *,
         nodes: ArrayLike | None = None,
         cpu: ArrayLike | float | None = None,
-        cluster: int | None = None,
+        cluster: int | np.integer | None = None,
     ) -> None:
         """Restart a suspended job at its size, anywhere; it pays its model's ``restart`` cost."""
         job_id = as_job_id(job_id)
@@ -308,7 +360,7 @@ class Simulator(EngineCore):
         if job._state is not _SUSPENDED:
             raise JobStateError(f"job {job_id} is {job._state.value}; only suspended jobs resume")
         size = job._saved_size
-        placed = self._resolve(job, size, nodes, cpu, cluster)
+        placed = self._resolve(job, size, nodes, cpu, _cluster_index(job_id, cluster))
         self._settle(job)
         self._hold(job, *placed)
         del self._suspended[job_id]
@@ -348,7 +400,7 @@ class Simulator(EngineCore):
         self._plan(job)
         self._commands += 1
 
-    def wake_at(self, time: float) -> None:
+    def wake_at(self, time: float | np.floating) -> None:
         """Ask for a decision point at ``time`` (reported as ``WAKEUP``), e.g. a planned start.
 
         Several requests for one instant give one decision point. A request at ``now`` is served
@@ -357,6 +409,7 @@ class Simulator(EngineCore):
         Raises:
             CommandError: ``time`` is in the past or not finite.
         """
+        time = _real(f"wake_at({time!r}): the time", time)
         if not self._now <= time < math.inf:
             raise CommandError(
                 f"wake_at({time!r}): the time must be finite and >= now ({self._now:g})"
@@ -365,7 +418,7 @@ class Simulator(EngineCore):
             self._wakeups.add(time)
             heappush(self._heap, (time, _WAKEUP, next(self._seq), None, 0))
 
-    def set_walltime(self, job_id: JobId, walltime: float | None) -> None:
+    def set_walltime(self, job_id: JobId, walltime: float | np.floating | None) -> None:
         """Change the time limit of a queued, running or suspended job (``None``: no limit).
 
         A running job whose held time already exceeds the new limit is killed at once (at the
@@ -378,6 +431,8 @@ class Simulator(EngineCore):
         job = self._job(job_id)
         if job._state in _ENDED or job._state is _PENDING:
             raise JobStateError(f"job {job_id} is {job._state.value}; its walltime cannot change")
+        if walltime is not None:
+            walltime = _real(f"job {job_id}: a walltime", walltime)
         if walltime is not None and not 0 < walltime < math.inf:
             raise CommandError(f"job {job_id}: a walltime must be > 0 and finite, got {walltime!r}")
         self._settle(job)
@@ -429,7 +484,7 @@ class Simulator(EngineCore):
         if release is None:
             keep[n - n_drop :] = False
             return keep
-        rel = np.asarray(release, dtype=np.int64).ravel()
+        rel = _node_ids(job.spec.id, release)
         if rel.size != n_drop:
             raise SizeError(f"job {job.spec.id}: release {n_drop} nodes, got {rel.size}")
         for node in rel:
@@ -442,14 +497,14 @@ class Simulator(EngineCore):
     def _explicit(
         self, job: Job, size: int, nodes: ArrayLike, cpu: ArrayLike | float | None
     ) -> tuple[np.ndarray, np.ndarray]:
-        nodes_a = np.array(nodes, dtype=np.int64).ravel()
+        nodes_a = _node_ids(job.spec.id, nodes)
         if nodes_a.size != size:
             raise SizeError(
                 f"job {job.spec.id}: {size} tasks need {size} nodes, got {nodes_a.size}"
             )
         if cpu is None:
             return nodes_a, np.full(size, job.spec.cpu_need)
-        given = np.asarray(cpu, dtype=float)
+        given = _cpu_shares(job.spec.id, cpu)
         if given.ndim == 0:
             return nodes_a, np.full(size, float(given))
         if given.size != size:
@@ -492,7 +547,7 @@ class Simulator(EngineCore):
         if cpu is None:
             share = spec.cpu_need
         elif np.ndim(cpu) == 0:
-            share = float(cpu)  # type: ignore[arg-type]
+            share = float(_cpu_shares(spec.id, cpu))
         else:
             raise CommandError(f"job {spec.id}: per-task CPU shares need explicit nodes")
         if not MIN_SHARE <= share <= 1.0:

@@ -48,6 +48,34 @@ _EVOLVING = JobKind.EVOLVING
 _POWER_OF_TWO = SizeRule.POWER_OF_TWO
 _MULTIPLE = SizeRule.MULTIPLE
 
+TIME_HORIZON = 2.0**53
+"""Latest submit time, and longest work or walltime, in seconds (about 285 million years).
+
+Up to here float64 times are exact to the second, so that every event, tick and completion moves
+the clock; a time beyond it is refused rather than simulated wrongly (or forever).
+"""
+
+_INT_FIELDS = ("id", "nodes", "min_nodes", "max_nodes", "size_multiple", "user", "group")
+_FLOAT_FIELDS = ("submit", "work", "cpu_need", "mem")
+
+
+def _as_int(where: str, name: str, value: object) -> int:
+    """``value`` as an ``int`` (numpy integers too); a ``SpecError`` for anything else."""
+    if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_):
+        return int(value)
+    raise SpecError(f"{where}: {name} must be an integer, got {value!r}")
+
+
+def _as_real(where: str, name: str, value: object) -> float | int:
+    """``value`` as a real number (numpy ones become ``float``); a ``SpecError`` otherwise."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+        raise SpecError(f"{where}: {name} must be a number, got {value!r}")
+    if isinstance(value, np.number):
+        if isinstance(value, np.complexfloating):
+            raise SpecError(f"{where}: {name} must be a real number, got {value!r}")
+        return float(value)
+    return value
+
 
 @dataclass(frozen=True, slots=True)
 class EvolutionStep:
@@ -102,9 +130,30 @@ class JobSpec:
 
     def __post_init__(self) -> None:
         where = f"job {self.id}"
+        # Specs are built by the hundred thousand: one test for the usual Python types.
+        if not (
+            type(self.id) is int
+            and type(self.nodes) is int
+            and type(self.min_nodes) is int
+            and type(self.max_nodes) is int
+            and type(self.size_multiple) is int
+            and type(self.user) is int
+            and type(self.group) is int
+            and type(self.submit) is float
+            and type(self.work) is float
+            and type(self.cpu_need) is float
+            and type(self.mem) is float
+            and (self.walltime is None or type(self.walltime) is float)
+        ):
+            self._normalize_numbers(where)
         if self.kind is _EVOLVING:
             steps = tuple(
-                s if isinstance(s, EvolutionStep) else EvolutionStep(float(s[0]), int(s[1]))
+                s
+                if isinstance(s, EvolutionStep)
+                else EvolutionStep(
+                    float(_as_real(where, "step duration", s[0])),
+                    _as_int(where, "step nodes", s[1]),
+                )
                 for s in self.evolution
             )
             if not steps:
@@ -121,10 +170,16 @@ class JobSpec:
             object.__setattr__(self, "max_nodes", max(s.nodes for s in steps))
         elif self.evolution:
             raise SpecError(f"{where}: only evolving jobs have an evolution profile")
-        if not math.isfinite(self.submit) or self.submit < 0:
-            raise SpecError(f"{where}: submit time must be finite and >= 0, got {self.submit}")
-        if not math.isfinite(self.work) or self.work < 0:
-            raise SpecError(f"{where}: work must be finite and >= 0, got {self.work}")
+        if not 0 <= self.submit <= TIME_HORIZON:
+            raise SpecError(
+                f"{where}: submit time must be in [0, {TIME_HORIZON:g}] s (the time horizon), "
+                f"got {self.submit}"
+            )
+        if not 0 <= self.work <= TIME_HORIZON:
+            raise SpecError(
+                f"{where}: work must be in [0, {TIME_HORIZON:g}] s (the time horizon), "
+                f"got {self.work}"
+            )
         if self.nodes < 1:
             raise SpecError(f"{where}: requested size must be >= 1, got {self.nodes}")
         if self.min_nodes == 0:
@@ -144,12 +199,28 @@ class JobSpec:
             raise SpecError(
                 f"{where}: requested size {self.nodes} breaks its size rule {self.size_rule.value}"
             )
-        if self.walltime is not None and not self.walltime > 0:
-            raise SpecError(f"{where}: walltime must be > 0 or None, got {self.walltime}")
+        if self.walltime is not None and not 0 < self.walltime <= TIME_HORIZON:
+            raise SpecError(
+                f"{where}: walltime must be in (0, {TIME_HORIZON:g}] s (the time horizon) or "
+                f"None, got {self.walltime}"
+            )
         if not 0.0 < self.cpu_need <= 1.0:
             raise SpecError(f"{where}: cpu_need must be in (0, 1], got {self.cpu_need}")
         if not 0.0 <= self.mem <= 1.0:
             raise SpecError(f"{where}: mem must be in [0, 1], got {self.mem}")
+
+    def _normalize_numbers(self, where: str) -> None:
+        """Numpy numbers become Python ones; bools, strings and other types are refused."""
+        for name in _INT_FIELDS:
+            value = getattr(self, name)
+            if type(value) is not int:
+                object.__setattr__(self, name, _as_int(where, name, value))
+        for name in _FLOAT_FIELDS:
+            value = getattr(self, name)
+            if type(value) is not float:
+                object.__setattr__(self, name, _as_real(where, name, value))
+        if self.walltime is not None and type(self.walltime) is not float:
+            object.__setattr__(self, "walltime", _as_real(where, "walltime", self.walltime))
 
     @property
     def is_elastic(self) -> bool:

@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hpcgym.cli_checks import writable_file
 from hpcgym.errors import HpcGymError
 from hpcgym.workloads import catalog, registry, transforms
-from hpcgym.workloads.convert import read_workload, write_workload
+from hpcgym.workloads.convert import BAD_LINE, read_workload, write_workload
 from hpcgym.workloads.stats import describe, format_stats
 from hpcgym.workloads.workload import Workload
 
@@ -43,6 +44,20 @@ def _load(target: str, seed: int, options: dict[str, Any], strict: bool = True) 
     if options:
         raise HpcGymError("--option applies to named sets, not to files")
     return read_workload(target, strict=strict)
+
+
+def _print_skipped(w: Workload) -> None:
+    """Why records were skipped, and which lines a lenient read could not parse."""
+    bad_lines = next(
+        (dict(step.params).get("bad_lines") for step in w.provenance if step.op == "from_swf"),
+        None,
+    )
+    for reason, count in w.skipped:
+        where = ""
+        if reason == BAD_LINE and bad_lines:
+            more = ", ..." if count > len(bad_lines) else ""
+            where = f" (lines {', '.join(str(n) for n in bad_lines)}{more})"
+        print(f"skipped       {count} x {reason}{where}")
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -87,6 +102,7 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
 def _cmd_show(args: argparse.Namespace) -> int:
     w = _load(args.target, args.seed, _options(args.option), strict=not args.lenient)
     print(format_stats(describe(w)))
+    _print_skipped(w)
     if args.provenance:
         for step in w.provenance:
             print(step.to_json())
@@ -94,6 +110,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
+    writable_file(args.dest)
     w = read_workload(args.source, strict=not args.lenient, procs_per_node=args.procs_per_node)
     if args.window is not None:
         w = transforms.window(w, args.window[0], args.window[1])
@@ -107,11 +124,13 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         w = transforms.estimates(w, args.estimates, seed=args.seed)
     write_workload(w, args.dest, command=_command(args))
     print(format_stats(describe(w)))
+    _print_skipped(w)
     print(f"wrote {args.dest}")
     return 0
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
+    writable_file(args.dest)
     w = registry.load(args.name, args.seed, **_options(args.option))
     write_workload(w, args.dest, command=_command(args))
     print(format_stats(describe(w)))

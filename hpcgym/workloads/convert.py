@@ -18,18 +18,92 @@ from pathlib import Path
 import numpy as np
 
 import hpcgym
-from hpcgym.errors import WorkloadError
+from hpcgym.errors import SpecError, WorkloadError
 from hpcgym.sim.platform import Platform
 from hpcgym.sim.spec import JobSpec
 from hpcgym.workloads.header import HPCGYM_PREFIX, SwfHeader
-from hpcgym.workloads.swf import COL, N_FIELDS, SwfTrace, read_swf, write_swf
-from hpcgym.workloads.workload import ProvenanceStep, Workload
+from hpcgym.workloads.swf import (
+    COL,
+    FIELDS,
+    INT64_LIMIT,
+    N_FIELDS,
+    SwfTrace,
+    read_swf,
+    write_swf,
+)
+from hpcgym.workloads.workload import JsonValue, ProvenanceStep, Workload
 
 
 def record_procs(rows: np.ndarray) -> np.ndarray:
     """Processors of each record: allocated (field 5) when known, else requested (field 8)."""
     alloc = rows[:, COL["alloc_procs"]]
     return np.where(alloc > 0, alloc, rows[:, COL["req_procs"]])
+
+
+BAD_LINE = "bad SWF line (unreadable; see the reader's report)"
+"""``Workload.skipped`` reason of the lines a lenient read skipped."""
+
+BAD_LINES_LISTED = 20
+"""How many of those lines the provenance lists by number."""
+
+
+def _where(trace: SwfTrace, i: int) -> str:
+    """``path:line`` of record ``i`` (``path: record i`` for records made in memory)."""
+    line = int(trace.lines[i]) if i < len(trace.lines) else 0
+    return f"{trace.path}:{line}" if line else f"{trace.path}: record {i + 1}"
+
+
+def _check_whole(trace: SwfTrace, rows: np.ndarray, names: tuple[str, ...]) -> None:
+    """Refuse a fraction in an integer field (an id) of ``rows``: it would be truncated."""
+    for name in names:
+        values = trace.data[rows, COL[name]]
+        frac = values != np.floor(values)
+        if frac.any():
+            i = int(rows[int(np.argmax(frac))])
+            raise WorkloadError(
+                f"{_where(trace, i)}: field {COL[name] + 1} ({name}) is "
+                f"{trace.data[i, COL[name]]:g}; ids are whole numbers. Fix the record."
+            )
+
+
+def _check_unique_ids(trace: SwfTrace, rows: np.ndarray) -> None:
+    """Refuse a repeated job id among ``rows`` (record indices), naming it and both lines."""
+    ids = trace.data[rows, COL["job_id"]]
+    if len(np.unique(ids)) == len(ids):
+        return
+    first: dict[float, int] = {}
+    for i in sorted(int(x) for x in rows):
+        jid = float(trace.data[i, COL["job_id"]])
+        if jid in first:
+            j = first[jid]
+            earlier = f"line {trace.lines[j]}" if trace.lines[j] else f"record {j + 1}"
+            raise WorkloadError(
+                f"{_where(trace, i)}: job id {jid:g} is already used on {earlier}; job ids "
+                "(field 1) must be unique. Renumber one of them."
+            )
+        first[jid] = i
+
+
+def _header_size(trace: SwfTrace, ppn: int, nodes: np.ndarray) -> int:
+    """The machine's node count from the header (else the largest job), checked."""
+    header = trace.header
+    for key, value in (("MaxProcs", header.max_procs), ("MaxNodes", header.max_nodes)):
+        if value is not None and value < 1:
+            raise WorkloadError(
+                f"{trace.path}: header {key}: {value}; a machine has at least one node and "
+                "processor. Fix the header, or give the platform."
+            )
+    size = (
+        (header.max_procs // ppn if header.max_procs else None)
+        or header.max_nodes
+        or (int(nodes.max()) if len(nodes) else 1)
+    )
+    if size < 1:
+        raise WorkloadError(
+            f"{trace.path}: header MaxProcs {header.max_procs} is fewer than the "
+            f"{ppn} processors of one node. Fix the header, or give procs_per_node."
+        )
+    return int(size)
 
 
 def trace_to_workload(
@@ -56,6 +130,13 @@ def trace_to_workload(
     if ppn < 1:
         raise WorkloadError(f"procs_per_node must be >= 1, got {ppn}")
     rows = trace.data
+    too_large = np.abs(rows) >= INT64_LIMIT
+    if too_large.any():
+        i, k = (int(x[0]) for x in np.nonzero(too_large))
+        raise WorkloadError(
+            f"{_where(trace, i)}: field {k + 1} ({FIELDS[k]}) is {rows[i, k]:g}, beyond the "
+            "int64 range SWF values stay in"
+        )
     procs = record_procs(rows)
     run = rows[:, COL["run_time"]]
     submit = rows[:, COL["submit_time"]]
@@ -68,35 +149,43 @@ def trace_to_workload(
     kept = rows[ok]
     order = np.argsort(kept[:, COL["submit_time"]], kind="stable")
     kept = kept[order]
+    source = np.flatnonzero(ok)[order]
+    _check_whole(trace, source, ("job_id", "user_id", "group_id"))
+    _check_unique_ids(trace, source)
     shift = float(kept[0, COL["submit_time"]]) if len(kept) else 0.0
     nodes = np.ceil(record_procs(kept) / ppn).astype(np.int64)
     req_time = kept[:, COL["req_time"]]
-    jobs = [
-        JobSpec(
-            id=int(r[COL["job_id"]]),
-            submit=float(r[COL["submit_time"]]) - shift,
-            work=float(r[COL["run_time"]]),
-            nodes=int(n),
-            walltime=float(w) if w > 0 else None,
-            user=int(r[COL["user_id"]]),
-            group=int(r[COL["group_id"]]),
-        )
-        for r, n, w in zip(kept, nodes, req_time, strict=True)
-    ]
+    jobs: list[JobSpec] = []
+    for i, (r, n, w) in enumerate(zip(kept, nodes, req_time, strict=True)):
+        try:
+            jobs.append(
+                JobSpec(
+                    id=int(r[COL["job_id"]]),
+                    submit=float(r[COL["submit_time"]]) - shift,
+                    work=float(r[COL["run_time"]]),
+                    nodes=int(n),
+                    walltime=float(w) if w > 0 else None,
+                    user=int(r[COL["user_id"]]),
+                    group=int(r[COL["group_id"]]),
+                )
+            )
+        except SpecError as e:
+            raise WorkloadError(f"{_where(trace, int(source[i]))}: {e}") from None
     if platform is None:
-        size = (
-            (trace.header.max_procs // ppn if trace.header.max_procs else None)
-            or trace.header.max_nodes
-            or (int(nodes.max()) if len(nodes) else 1)
-        )
-        platform = Platform.single(int(size), cores=ppn)
+        platform = Platform.single(_header_size(trace, ppn, nodes), cores=ppn)
+    params: dict[str, JsonValue] = {}
+    bad = trace.report.skipped if trace.report is not None else ()
+    if bad:
+        skipped[BAD_LINE] = len(bad)
+        params["bad_lines"] = [p.line for p in bad[:BAD_LINES_LISTED]]
     step = ProvenanceStep.make(
         "from_swf",
         path=Path(trace.path).name,
         procs_per_node=ppn,
         time_shift=shift,
-        records=len(rows),
+        records=len(rows) + len(bad),
         skipped=dict(sorted(skipped.items())),
+        **params,
     )
     return Workload(
         name=name or Path(trace.path).name,

@@ -97,7 +97,7 @@ class SwfHeader:
     def procs_per_node(self) -> int:
         """``MaxProcs / MaxNodes`` when both are given and divide exactly, else 1."""
         nodes, procs = self.max_nodes, self.max_procs
-        if nodes and procs and procs % nodes == 0:
+        if nodes and procs and nodes > 0 and procs > 0 and procs % nodes == 0:
             return procs // nodes
         return 1
 

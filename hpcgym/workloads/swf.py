@@ -10,10 +10,13 @@ does a line-by-line pass run, to name the file, line and field of every problem.
 
 from __future__ import annotations
 
+import csv
 import gzip
 import io
 import math
 import os
+import re
+import warnings
 import zlib
 from collections import Counter
 from collections.abc import Collection
@@ -149,6 +152,35 @@ def _read_bytes(path: Path) -> bytes:
     return raw
 
 
+BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte-order mark some editors put first; it is dropped."""
+
+INT64_LIMIT = 2.0**63
+"""Values must stay below this in magnitude: SWF fields are 64-bit integers (or times)."""
+
+CHUNK_BYTES = 1 << 22
+"""Bytes parsed at once. A chunk the vectorized pass refuses is split in ``SPLIT`` parts, and
+so on down to ``SLOW_BYTES``: a bad line sends only a few hundred lines through the slow pass."""
+
+SPLIT = 16
+SLOW_BYTES = 1 << 14
+
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+"""An SWF number: decimal digits, optional fraction and exponent (no ``_``, hex or ``inf``)."""
+
+_PLAIN = bytes(range(32, 127)) + b"\t\n"
+"""Bytes a clean file holds: printable ASCII, tabs and newlines."""
+
+
+def _normalize(raw: bytes) -> bytes:
+    """Drop a UTF-8 BOM; CR-LF and CR-only line endings become LF (line numbers kept)."""
+    if raw.startswith(BOM):
+        raw = raw[len(BOM) :]
+    if b"\r" in raw:
+        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return raw
+
+
 def _header_lines(raw: bytes) -> tuple[list[str], int, int]:
     """The leading comment block (without ';'), the lines it spans and its length in bytes."""
     out: list[str] = []
@@ -156,7 +188,7 @@ def _header_lines(raw: bytes) -> tuple[list[str], int, int]:
     while offset < len(raw):
         end = raw.find(b"\n", offset)
         end = len(raw) if end < 0 else end + 1
-        stripped = raw[offset:end].strip()
+        stripped = raw[offset:end].strip(b" \t\n")  # other control bytes are not blank
         if stripped and not stripped.startswith(b";"):
             break
         n += 1
@@ -166,12 +198,12 @@ def _header_lines(raw: bytes) -> tuple[list[str], int, int]:
     return out, n, offset
 
 
-def _data_line_numbers(raw: bytes, n_records: int, head_lines: int, head_bytes: int) -> np.ndarray:
-    """1-based numbers of the lines that hold records (not blank, not a ';' comment)."""
-    newlines = raw.count(b"\n", head_bytes)
-    body_lines = newlines + (0 if raw.endswith(b"\n") or len(raw) == head_bytes else 1)
-    if body_lines == n_records and raw.find(b";", head_bytes) < 0:
-        return np.arange(head_lines + 1, head_lines + 1 + n_records, dtype=np.int64)
+def _data_line_numbers(raw: bytes, n_records: int) -> np.ndarray:
+    """0-based numbers of the lines of ``raw`` that hold records (not blank, not a comment)."""
+    newlines = raw.count(b"\n")
+    body_lines = newlines + (0 if raw.endswith(b"\n") or not raw else 1)
+    if body_lines == n_records and raw.find(b";") < 0:
+        return np.arange(n_records, dtype=np.int64)
     b = np.frombuffer(raw, dtype=np.uint8)
     nl = np.flatnonzero(b == 10)
     starts = np.concatenate(([0], nl + 1))
@@ -181,7 +213,7 @@ def _data_line_numbers(raw: bytes, n_records: int, head_lines: int, head_bytes: 
     first = np.where(k < len(nonblank), nonblank[np.minimum(k, len(nonblank) - 1)], len(b))
     has_text = first < ends
     is_data = has_text & (b[np.minimum(first, max(len(b) - 1, 0))] != ord(";"))
-    return np.flatnonzero(is_data).astype(np.int64) + 1
+    return np.flatnonzero(is_data).astype(np.int64)
 
 
 def _check_values(values: list[float]) -> tuple[int, str] | None:
@@ -191,70 +223,160 @@ def _check_values(values: list[float]) -> tuple[int, str] | None:
             return k, f"value {v} is not a finite number"
         if v < 0 and v != -1:
             return k, f"negative value {v:g}; SWF uses -1 for 'missing' and nothing below 0"
+        if v >= INT64_LIMIT:
+            return k, f"value {v:g} is beyond the int64 range (SWF values stay below 2^63)"
     return None
 
 
-def _parse_slow(raw: bytes) -> tuple[list[list[float]], list[int], list[LineProblem]]:
-    """Line-by-line parse that locates every problem."""
+def _parse_line(number: int, bline: bytes) -> list[float] | LineProblem | None:
+    """The 18 values of one line, its problem, or ``None`` for a blank or comment line."""
+    # A comment may hold any byte (names with accents in acknowledgements); data only ASCII.
+    data = bline.split(b";", 1)[0]
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError as e:
+        return LineProblem(number, None, f"non-ASCII byte at column {e.start + 1}")
+    odd = next((i for i, c in enumerate(text) if (c < " " and c != "\t") or c == "\x7f"), None)
+    if odd is not None:
+        return LineProblem(number, None, f"control character {text[odd]!r} at column {odd + 1}")
+    tokens = text.split()
+    if not tokens:
+        return None
+    if len(tokens) != N_FIELDS:
+        return LineProblem(number, None, f"has {len(tokens)} fields; SWF records have 18")
+    values: list[float] = []
+    for k, tok in enumerate(tokens):
+        if _NUMBER.fullmatch(tok) is None:
+            if tok.lstrip("+-").lower() in ("nan", "inf", "infinity"):
+                return LineProblem(number, FIELDS[k], f"value {tok} is not a finite number")
+            return LineProblem(number, FIELDS[k], f"cannot read {tok!r} as a number")
+        values.append(float(tok))
+    found = _check_values(values)
+    if found is not None:
+        return LineProblem(number, FIELDS[found[0]], found[1])
+    return values
+
+
+def _parse_slow(
+    raw: bytes, first_line: int, stop_at_problem: bool
+) -> tuple[list[list[float]], list[int], list[LineProblem]]:
+    """Line-by-line parse that locates problems (``stop_at_problem``: only the first)."""
     rows: list[list[float]] = []
     lines: list[int] = []
     problems: list[LineProblem] = []
-    for number, bline in enumerate(raw.split(b"\n"), start=1):
-        try:
-            text = bline.decode("ascii")
-        except UnicodeDecodeError as e:
-            problems.append(LineProblem(number, None, f"non-ASCII byte at column {e.start + 1}"))
+    for number, bline in enumerate(raw.split(b"\n"), start=first_line):
+        parsed = _parse_line(number, bline)
+        if parsed is None:
             continue
-        text = text.split(";", 1)[0].strip()
-        if not text:
-            continue
-        tokens = text.split()
-        if len(tokens) != N_FIELDS:
-            problems.append(
-                LineProblem(number, None, f"has {len(tokens)} fields; SWF records have 18")
-            )
-            continue
-        values: list[float] = []
-        bad: LineProblem | None = None
-        for k, tok in enumerate(tokens):
-            try:
-                values.append(float(tok))
-            except ValueError:
-                bad = LineProblem(number, FIELDS[k], f"cannot read {tok!r} as a number")
+        if isinstance(parsed, LineProblem):
+            problems.append(parsed)
+            if stop_at_problem:
                 break
-        if bad is None:
-            found = _check_values(values)
-            if found is not None:
-                bad = LineProblem(number, FIELDS[found[0]], found[1])
-        if bad is not None:
-            problems.append(bad)
             continue
-        rows.append(values)
+        rows.append(parsed)
         lines.append(number)
     return rows, lines, problems
 
 
 def _parse_fast(raw: bytes) -> np.ndarray | None:
     """Vectorized parse; ``None`` when the data is not clean (the slow pass then explains)."""
+    if raw.translate(None, _PLAIN):
+        return None
     try:
-        frame = pd.read_csv(
-            io.BytesIO(raw),
-            sep=r"\s+",
-            comment=";",
-            header=None,
-            names=range(N_FIELDS),
-            engine="c",
-            na_filter=False,
-            low_memory=False,
-        )
-        data = frame.to_numpy(dtype=np.float64)
+        with warnings.catch_warnings():
+            # Lines with more than 18 fields: pandas warns (every line) or refuses (some lines);
+            # it must never take the first column as an index and shift the rest.
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(
+                io.BytesIO(raw),
+                sep=r"\s+",
+                comment=";",
+                header=None,
+                names=range(N_FIELDS),
+                index_col=False,
+                quoting=csv.QUOTE_NONE,  # '"1"' is not an SWF number
+                engine="c",
+                na_filter=False,
+                low_memory=False,
+            )
     except pd.errors.EmptyDataError:
         return np.zeros((0, N_FIELDS))
-    except (ValueError, TypeError, UnicodeDecodeError, pd.errors.ParserError):
+    except (ValueError, TypeError, UnicodeDecodeError, pd.errors.ParserError, Warning):
         return None
-    if not np.isfinite(data).all() or ((data < 0) & (data != -1)).any():
+    if len(frame) == 0:
+        return np.zeros((0, N_FIELDS))
+    # Only the tokenizer's own numbers count: a text column would go through float(), which
+    # reads spellings SWF does not have ("1_000").
+    if any(dtype.kind not in "iuf" for dtype in frame.dtypes):
+        return None
+    data = frame.to_numpy(dtype=np.float64)
+    if (
+        not np.isfinite(data).all()
+        or ((data < 0) & (data != -1)).any()
+        or (data >= INT64_LIMIT).any()
+    ):
         return None
     return data
+
+
+def _chunk_ends(raw: bytes, start: int, stop: int, size: int) -> list[int]:
+    """Offsets ending consecutive pieces of whole lines of ``raw[start:stop]``, ~``size`` each."""
+    ends: list[int] = []
+    pos = start
+    while pos < stop:
+        cut = raw.find(b"\n", min(pos + size, stop) - 1, stop)
+        pos = stop if cut < 0 else cut + 1
+        ends.append(pos)
+    return ends
+
+
+class _Body:
+    """Records, line numbers and bad lines gathered piece by piece (see ``CHUNK_BYTES``)."""
+
+    def __init__(self, raw: bytes, path: Path, strict: bool) -> None:
+        self.raw, self.path, self.strict = raw, path, strict
+        self.datas: list[np.ndarray] = []
+        self.lines: list[np.ndarray] = []
+        self.problems: list[LineProblem] = []
+
+    def parse(self, start: int, stop: int, first_line: int, size: int) -> None:
+        """Parse ``raw[start:stop]`` (whole lines, the first numbered ``first_line``)."""
+        raw = self.raw
+        pos = start
+        for end in _chunk_ends(raw, start, stop, size):
+            part = raw[pos:end]
+            data = _parse_fast(part)
+            if data is not None:
+                lines = _data_line_numbers(part, len(data)) + first_line
+                if len(lines) == len(data):
+                    self.datas.append(data)
+                    self.lines.append(lines)
+                else:
+                    data = None
+            if data is None and end - pos > SLOW_BYTES and size > SLOW_BYTES:
+                self.parse(pos, end, first_line, max(SLOW_BYTES, size // SPLIT))
+            elif data is None:
+                self._parse_slow(part, first_line)
+            first_line += part.count(b"\n")
+            pos = end
+
+    def _parse_slow(self, part: bytes, first_line: int) -> None:
+        rows, line_list, found = _parse_slow(part, first_line, self.strict)
+        if found and self.strict:
+            raise WorkloadError(
+                found[0].describe(str(self.path))
+                + ". Fix the line, or read with strict=False to skip bad lines and list "
+                "them in the report."
+            )
+        self.problems.extend(found)
+        self.datas.append(np.array(rows, dtype=np.float64).reshape(-1, N_FIELDS))
+        self.lines.append(np.array(line_list, dtype=np.int64))
+
+    def result(self) -> tuple[np.ndarray, np.ndarray, list[LineProblem]]:
+        """The records, their line numbers and the bad lines, in file order."""
+        if not self.datas:
+            return np.zeros((0, N_FIELDS)), np.zeros(0, dtype=np.int64), self.problems
+        return np.concatenate(self.datas), np.concatenate(self.lines), self.problems
 
 
 def read_swf(
@@ -265,10 +387,12 @@ def read_swf(
 ) -> SwfTrace:
     """Read an SWF file (plain or gzip-compressed, detected from its first bytes).
 
+    A UTF-8 byte-order mark is dropped and CR-LF or CR-only line endings are read as newlines.
+
     Args:
         path: The file.
-        strict: Raise on the first bad data line; with ``False`` bad lines are skipped and
-            listed in ``trace.report.skipped``.
+        strict: Raise on the first bad data line (nothing after it is parsed); with ``False``
+            bad lines are skipped and listed in ``trace.report.skipped``.
         drop_status: Records with these status codes (field 11) are dropped and counted in
             ``trace.report.filtered_status``; pass ``()`` to keep every record.
 
@@ -277,29 +401,17 @@ def read_swf(
 
     Raises:
         WorkloadError: The file cannot be read, or (``strict``) a data line has a wrong field
-            count, a token that is not a number, or a negative value other than ``-1``. The
-            message names the file, line and field.
+            count, a token that is not an SWF number, a non-ASCII or control character, a
+            non-finite value, a negative value other than ``-1`` or a value of 2^63 or more.
+            The message names the file, line and field.
     """
     p = Path(path)
-    raw = _read_bytes(p)
+    raw = _normalize(_read_bytes(p))
     header_lines, head_lines, head_bytes = _header_lines(raw)
     header = SwfHeader.from_lines(header_lines)
-    data = _parse_fast(raw)
-    problems: list[LineProblem] = []
-    if data is not None:
-        lines = _data_line_numbers(raw, len(data), head_lines, head_bytes)
-        if len(lines) != len(data):
-            data = None
-    if data is None:
-        rows, line_list, problems = _parse_slow(raw)
-        if problems and strict:
-            raise WorkloadError(
-                problems[0].describe(str(p))
-                + ". Fix the line, or read with strict=False to skip bad lines and list them in "
-                "the report."
-            )
-        data = np.array(rows, dtype=np.float64).reshape(-1, N_FIELDS)
-        lines = np.array(line_list, dtype=np.int64)
+    body = _Body(raw, p, strict)
+    body.parse(head_bytes, len(raw), head_lines + 1, CHUNK_BYTES)
+    data, lines, problems = body.result()
     n_data = len(data) + len(problems)
     status = data[:, COL["status"]]
     drop = np.isin(status, np.asarray(list(drop_status), dtype=np.float64))
@@ -328,8 +440,26 @@ def _format_column(values: np.ndarray) -> np.ndarray:
     return np.where(integral, as_int, values.astype(str))
 
 
+def _check_writable(trace: SwfTrace) -> None:
+    """Refuse values SWF cannot hold: non-finite ones, and magnitudes of 2^63 or more."""
+    bad = ~np.isfinite(trace.data) | (np.abs(trace.data) >= INT64_LIMIT)
+    if bad.any():
+        i, k = (int(x[0]) for x in np.nonzero(bad))
+        source = f" (line {trace.lines[i]} of {trace.path})" if trace.lines[i] else ""
+        raise WorkloadError(
+            f"record {i + 1}{source}, job {trace.data[i, 0]:g}: field {k + 1} ({FIELDS[k]}) "
+            f"is {trace.data[i, k]!r}; SWF holds finite values within the int64 range "
+            "(magnitude below 2^63). Fix the value before writing."
+        )
+
+
 def format_swf(trace: SwfTrace) -> str:
-    """The SWF text of a trace: header comments, then one line of 18 fields per record."""
+    """The SWF text of a trace: header comments, then one line of 18 fields per record.
+
+    Raises:
+        WorkloadError: A value is not finite or not below 2^63 in magnitude.
+    """
+    _check_writable(trace)
     head = [";" + line for line in trace.header.lines]
     columns = [_format_column(trace.data[:, k]) for k in range(N_FIELDS)]
     body = [" ".join(row) for row in zip(*columns, strict=True)] if len(trace) else []
@@ -347,7 +477,8 @@ def write_swf(trace: SwfTrace, path: str | os.PathLike[str]) -> Path:
         The path written.
 
     Raises:
-        WorkloadError: The file cannot be written.
+        WorkloadError: The file cannot be written, or a value is not finite or not below 2^63
+            in magnitude (nothing is written then).
     """
     p = Path(path)
     payload = format_swf(trace).encode("ascii", errors="replace")

@@ -79,7 +79,14 @@ class Workload:
             )
         ids = [j.id for j in jobs]
         if len(set(ids)) != len(ids):
-            raise WorkloadError(f"workload {self.name!r}: job ids must be unique")
+            seen: dict[int, int] = {}
+            for i, jid in enumerate(ids):
+                if jid in seen:
+                    raise WorkloadError(
+                        f"workload {self.name!r}: job id {jid} appears at positions {seen[jid]} "
+                        f"and {i}; job ids must be unique"
+                    )
+                seen[jid] = i
         if self.rows is not None:
             rows = np.asarray(self.rows, dtype=np.float64).reshape(-1, N_FIELDS)
             if len(rows) != len(jobs):

@@ -1,0 +1,80 @@
+"""Checks the commands run on their arguments before any work starts.
+
+A bad argument ends the command with a one-line error (``hpcgym: error: ...``, status 2), not a
+traceback, and never after minutes of work whose results could not be saved.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hpcgym.errors import OutputError, SpecError
+
+
+def env_kwargs_arg(text: str | None, option: str = "--env-kwargs") -> dict[str, Any]:
+    """The JSON object given to ``option`` (``{}`` when not given)."""
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SpecError(
+            f"{option} {text!r} is not valid JSON ({e.msg} at column {e.colno}); give a JSON "
+            """object such as '{"n_jobs": 64}'"""
+        ) from None
+    if not isinstance(value, dict):
+        raise SpecError(
+            f"{option} must be a JSON object of keyword arguments, got "
+            f"{type(value).__name__} {text!r}"
+        )
+    return value
+
+
+def known_env_id(env_id: str) -> str:
+    """``env_id`` if Gymnasium knows it; else a ``SpecError`` listing hpcgym's ids."""
+    import gymnasium as gym
+
+    import hpcgym  # noqa: F401  (registers the ids)
+
+    if env_id not in gym.registry:
+        ours = sorted(k for k in gym.registry if k.startswith("hpcgym/"))
+        raise SpecError(f"unknown env id {env_id!r}; registered hpcgym ids: {', '.join(ours)}")
+    return env_id
+
+
+def at_least(option: str, value: int | None, least: int) -> None:
+    """Refuse ``value < least`` for a numeric option (``None``: not given, fine)."""
+    if value is not None and value < least:
+        raise SpecError(f"{option} must be >= {least}, got {value}")
+
+
+def writable_folder(folder: str | os.PathLike[str]) -> Path:
+    """Create ``folder`` (and its parents) if needed and check a file can be written in it.
+
+    Raises:
+        OutputError: The folder cannot be created, or nothing can be written in it.
+    """
+    p = Path(folder)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=p, prefix=".hpcgym-write-check-"):
+            pass
+    except OSError as e:
+        raise OutputError(
+            f"cannot write to the output folder {p}: {e.strerror or e}. Choose another folder "
+            "(--out) or fix its permissions; nothing was run."
+        ) from None
+    return p
+
+
+def writable_file(path: str | os.PathLike[str]) -> Path:
+    """Check that ``path`` can be written (its folder is created if needed)."""
+    p = Path(path)
+    if p.is_dir():
+        raise OutputError(f"cannot write {p}: it is a folder; give a file name")
+    writable_folder(p.parent)
+    return p

@@ -1,0 +1,97 @@
+"""Regressions from the fuzzing round (issue 16): bad command lines end with a one-line error
+(exit status 2) before any work starts, never with a traceback or after the work is lost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hpcgym.cli import main
+from hpcgym.workloads import catalog
+
+
+def _fails_cleanly(argv: list[str], capsys: pytest.CaptureFixture[str], *words: str) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hpcgym: error: ") and err.count("\n") == 1, err
+    for word in words:
+        assert word in err, err
+    return err
+
+
+def _forbid(monkeypatch: pytest.MonkeyPatch, module: str, name: str) -> None:
+    def no_work(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"{name} ran although the command line was bad")
+
+    monkeypatch.setattr(f"{module}.{name}", no_work)
+
+
+@pytest.mark.parametrize("command", ["evaluate", "train"])
+def test_unknown_env_id(command, capsys, monkeypatch, tmp_path):
+    _forbid(monkeypatch, "hpcgym.agents.train", "train")
+    argv = [command, "--env", "hpcgym/Nope-v0"]
+    argv += ["--out", str(tmp_path / "x")] if command == "train" else []
+    _fails_cleanly(argv, capsys, "hpcgym/Nope-v0", "hpcgym/Rigid-v0")
+
+
+@pytest.mark.parametrize("command", ["evaluate", "train"])
+@pytest.mark.parametrize("text", ["{bad", "[1,2]", "3", '"x"'])
+def test_bad_env_kwargs(command, text, capsys, monkeypatch, tmp_path):
+    _forbid(monkeypatch, "hpcgym.agents.train", "train")
+    argv = [command, "--env-kwargs", text]
+    argv += ["--out", str(tmp_path / "x")] if command == "train" else []
+    _fails_cleanly(argv, capsys, "--env-kwargs", "JSON object")
+
+
+@pytest.mark.parametrize("episodes", ["0", "-2"])
+def test_evaluate_needs_at_least_one_episode(episodes, capsys):
+    _fails_cleanly(["evaluate", "--episodes", episodes], capsys, "--episodes")
+
+
+@pytest.mark.parametrize("timesteps", ["0", "-5"])
+def test_train_needs_positive_timesteps(timesteps, capsys, monkeypatch, tmp_path):
+    _forbid(monkeypatch, "hpcgym.agents.train", "train")
+    out = tmp_path / "run"
+    _fails_cleanly(["train", "--timesteps", timesteps, "--out", str(out)], capsys, "timesteps")
+    assert not out.exists()
+
+
+def _blocked(tmp_path: Path) -> Path:
+    """A folder that cannot be created: its parent is a file (refused even for root)."""
+    (tmp_path / "file").write_text("x")
+    return tmp_path / "file" / "out"
+
+
+def test_evaluate_checks_its_output_before_the_work(capsys, monkeypatch, tmp_path):
+    _forbid(monkeypatch, "hpcgym.bench.evaluate", "evaluate")
+    out = _blocked(tmp_path) / "table.csv"
+    _fails_cleanly(["evaluate", "--out", str(out)], capsys, "cannot write")
+
+
+def test_simulate_checks_its_output_before_the_work(capsys, monkeypatch, tmp_path):
+    _forbid(monkeypatch, "hpcgym.bench.simulate", "make")
+    out = _blocked(tmp_path) / "jobs.csv"
+    _fails_cleanly(["simulate", "--out", str(out)], capsys, "cannot write")
+
+
+def test_train_checks_its_run_folder_before_the_work(capsys, monkeypatch, tmp_path):
+    _forbid(monkeypatch, "hpcgym.agents.train", "train")
+    _fails_cleanly(["train", "--out", str(_blocked(tmp_path))], capsys, "cannot write")
+
+
+@pytest.mark.parametrize("scenario", [[], ["--scenario", "tiny-v0"]])
+def test_bench_checks_its_output_folder_before_the_work(scenario, capsys, monkeypatch, tmp_path):
+    _forbid(monkeypatch, "hpcgym.bench.command", "run_bench")
+    _forbid(monkeypatch, "hpcgym.bench.main_job", "main_job")
+    argv = ["bench", *scenario, "--out", str(_blocked(tmp_path))]
+    _fails_cleanly(argv, capsys, "cannot write")
+
+
+def test_workloads_convert_checks_its_output_before_reading(capsys, monkeypatch, tmp_path):
+    shared_dir = catalog.bundled_dir()
+    _forbid(monkeypatch, "hpcgym.workloads.cli", "read_workload")
+    out = _blocked(tmp_path) / "x.swf"
+    _fails_cleanly(
+        ["workloads", "convert", str(shared_dir / "lublin_256.swf.gz"), str(out)], capsys, "cannot"
+    )

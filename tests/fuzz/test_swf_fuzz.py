@@ -1,0 +1,232 @@
+"""Fuzzing the SWF reader against an independent oracle (issue 16).
+
+Hypothesis writes SWF text (valid records, records mutated one token or byte at a time, and
+garbage) and the reader must agree with a line classifier written here from the format's rules:
+in strict mode the exact records or a ``WorkloadError`` naming the file and the first bad line;
+in lenient mode the good lines' records and exactly the bad lines skipped. Never a hang, a
+shifted column or another exception.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import re
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hpcgym.errors import WorkloadError
+from hpcgym.workloads import read_swf, read_workload
+
+# The default run is derandomized (the same examples every time); the long one explores.
+FAST = settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    database=None,
+    derandomize=True,
+)
+LONG = settings(
+    max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
+)
+
+_SWF_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def oracle(raw: bytes) -> list[tuple[int, list[float] | None]]:
+    """``(line number, values or None if bad)`` for every data line, from the format's rules."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    out: list[tuple[int, list[float] | None]] = []
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        data = line.split(b";", 1)[0]  # a comment may hold any byte
+        if any(b > 127 for b in data):
+            out.append((number, None))
+            continue
+        text = data.decode("ascii")
+        if any((c < " " and c != "\t") or c == "\x7f" for c in text):
+            out.append((number, None))
+            continue
+        tokens = [t for t in re.split(r"[ \t]+", text) if t]
+        if not tokens:
+            continue
+        values = []
+        for tok in tokens:
+            if not _SWF_NUMBER.fullmatch(tok):
+                values = None
+                break
+            v = float(tok)
+            if not math.isfinite(v) or (v < 0 and v != -1) or v >= 2.0**63:
+                values = None
+                break
+            values.append(v)
+        out.append((number, values if values is not None and len(values) == 18 else None))
+    return out
+
+
+# ------------------------------------------------------------------------------- strategies
+swf_numbers = st.one_of(
+    st.integers(0, 10**6).map(str),
+    st.just("-1"),
+    st.floats(0, 1e9, allow_nan=False).map(lambda x: f"{x:.3f}"),
+    st.sampled_from(["0", "1e3", "+4", ".5", "5.", "1E+02", "0001", "9223372036854775807"]),
+)
+odd_tokens = st.sampled_from(
+    [
+        "1_000",
+        "0x10",
+        "1,000",
+        "1d5",
+        "nan",
+        "NaN",
+        "inf",
+        "-inf",
+        "Infinity",
+        "1e400",
+        "-2",
+        "-0.5",
+        '"1"',
+        "'1'",
+        "#",
+        "1.5e",
+        "e5",
+        "--1",
+        "+-1",
+        "1e",
+        ".",
+        "\u0661\u0660",
+        "\uff11",
+        "9223372036854775808",
+        "1e19",
+        "\x00",
+        "\x0c",
+        "\x1f",
+        "\x7f",
+        "\u00a0",
+        "1\u20002",
+        ";",
+        "; 1 2 3",
+        "\t",
+        "",
+    ]
+)
+
+
+@st.composite
+def records(draw: st.DrawFn) -> list[str]:
+    return draw(st.lists(swf_numbers, min_size=18, max_size=18))
+
+
+@st.composite
+def swf_text(draw: st.DrawFn) -> bytes:
+    lines: list[str] = []
+    if draw(st.booleans()):
+        lines += ["; MaxNodes: 16", "; MaxProcs: 64"]
+    for _ in range(draw(st.integers(0, 12))):
+        kind = draw(st.sampled_from(["good", "good", "good", "mutate", "fields", "blank", "note"]))
+        fields = draw(records())
+        if kind == "mutate":
+            fields[draw(st.integers(0, 17))] = draw(odd_tokens)
+        elif kind == "fields":
+            n = draw(st.sampled_from([0, 1, 17, 19, 20, 36]))
+            fields = (fields * 3)[:n]
+        elif kind == "blank":
+            fields = [draw(st.sampled_from(["", "   ", "\t"]))]
+        elif kind == "note":
+            fields = [*fields, "; trailing", "comment"] if draw(st.booleans()) else ["; note"]
+        sep = draw(st.sampled_from([" ", "  ", "\t", " \t "]))
+        lines.append(draw(st.sampled_from(["", " ", "\t"])) + sep.join(fields))
+    eol = draw(st.sampled_from(["\n", "\r\n", "\r"]))
+    text = eol.join(lines) + draw(st.sampled_from([eol, ""]))
+    raw = text.encode("utf-8")
+    if draw(st.booleans()) and raw:
+        # One damaged byte somewhere: the kind of noise a bad copy leaves.
+        i = draw(st.integers(0, len(raw) - 1))
+        raw = raw[:i] + bytes([draw(st.integers(0, 255))]) + raw[i + 1 :]
+    if draw(st.integers(0, 9)) == 0:
+        raw = b"\xef\xbb\xbf" + raw
+    return raw
+
+
+garbage = st.binary(max_size=400)
+
+
+# ------------------------------------------------------------------------------- contract
+def check_reader(raw: bytes, path: Path, limit) -> None:
+    path.write_bytes(raw)
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error):
+            for strict in (True, False):
+                with limit(20), pytest.raises(WorkloadError, match=f"cannot decompress {path}"):
+                    read_swf(path, strict=strict)
+            return
+    lines = oracle(raw)
+    good = [(n, v) for n, v in lines if v is not None]
+    bad = [n for n, v in lines if v is None]
+    with limit(20):
+        if bad:
+            with pytest.raises(WorkloadError) as info:
+                read_swf(path, drop_status=())
+            assert f"{path}:{bad[0]}:" in str(info.value), (str(info.value), bad)
+        else:
+            trace = read_swf(path, drop_status=())
+            assert list(trace.lines) == [n for n, _ in good]
+            np.testing.assert_array_equal(
+                trace.data, np.array([v for _, v in good]).reshape(-1, 18)
+            )
+        lenient = read_swf(path, strict=False, drop_status=())
+    assert [p.line for p in lenient.report.skipped] == bad
+    assert list(lenient.lines) == [n for n, _ in good]
+    np.testing.assert_array_equal(lenient.data, np.array([v for _, v in good]).reshape(-1, 18))
+    assert lenient.report.data_lines == len(lines)
+
+
+def check_workload(raw: bytes, path: Path, limit) -> None:
+    """From records to jobs: a workload or a ``WorkloadError`` naming the file."""
+    path.write_bytes(raw)
+    with limit(20):
+        try:
+            w = read_workload(path, strict=False)
+        except WorkloadError as e:
+            assert str(path) in str(e), str(e)
+            return
+    assert len(w) + sum(c for _, c in w.skipped) == dict(w.provenance[0].params)["records"]
+
+
+@pytest.fixture(scope="module")
+def swf_path(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("fuzz") / "f.swf"
+
+
+@FAST
+@given(raw=swf_text())
+def test_reader_agrees_with_the_oracle(raw, swf_path, limit):
+    check_reader(raw, swf_path, limit)
+
+
+@FAST
+@given(raw=garbage)
+def test_reader_on_garbage(raw, swf_path, limit):
+    check_reader(raw, swf_path, limit)
+
+
+@FAST
+@given(raw=swf_text())
+def test_records_become_jobs_or_a_named_error(raw, swf_path, limit):
+    check_workload(raw, swf_path, limit)
+
+
+@pytest.mark.slow
+@LONG
+@given(raw=st.one_of(swf_text(), garbage))
+def test_reader_agrees_with_the_oracle_long(raw, swf_path, limit):
+    check_reader(raw, swf_path, limit)
+    check_workload(raw, swf_path, limit)
