@@ -100,6 +100,9 @@ def run(args: argparse.Namespace) -> int:
     seeds = list(range(args.seed, args.seed + args.episodes))
     if args.n_jobs is not None:
         env_kwargs["n_jobs"] = args.n_jobs
+    if "split" not in env_kwargs:
+        # The test split by default: the part of the trace training never sees.
+        env_kwargs["split"] = None if args.split == "all" else args.split
     results = evaluate(args.policy or ["fcfs", "easy", "random"], args.env, seeds, env_kwargs)
     paths = results.groupby("policy", sort=False)["path"].first()
     print(f"{args.env}, episode seeds {seeds[0]}..{seeds[-1]}, overrides {env_kwargs or 'none'}")
@@ -147,6 +150,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument(
         "--n-jobs", type=int, default=None, help="jobs per episode (default: the preset's; e.g. 64)"
+    )
+    p.add_argument(
+        "--split",
+        choices=("test", "validation", "train", "all"),
+        default="test",
+        help="which part of the trace the episodes come from (default test, which training "
+        "never sees; all: anywhere, as before the protocol)",
     )
     p.add_argument(
         "--env-kwargs",

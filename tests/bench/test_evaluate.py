@@ -68,6 +68,7 @@ def test_evaluate_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "fcfs=engine" in printed and "random=env" in printed
     table = pd.read_csv(out)
     assert list(table["seed"]) == [0, 1, 0, 1]
+    assert "'split': 'test'" in printed  # the test split unless asked otherwise
     assert main(["evaluate", "--policy", "nobody"]) == 2
 
 
