@@ -14,16 +14,14 @@ wall-clock and CPU time.
 from __future__ import annotations
 
 import argparse
-import bisect
 import cProfile
-import heapq
-import math
 import os
 import platform
 import pstats
 import time
 from pathlib import Path
 
+import bare_loops
 import numpy as np
 from results_md import build_note, write_section
 
@@ -66,79 +64,17 @@ def record_plan(w: W.Workload) -> dict[int, list[int]]:
 
 
 def bare_easy(w: W.Workload) -> tuple[float, float, list[float]]:
-    """A bare plain-Python EASY loop on tuples: wall and CPU seconds, and each job's start time.
+    """The plain-Python EASY loop of ``bare_loops`` on ``w``: wall and CPU seconds, and starts.
 
-    The reference the issue quotes: no engine, no job objects, no metrics. Same rules as
-    ``make("easy")``: the head starts while it fits, then one reservation for the blocked head
-    (its shadow time from the running jobs' estimated ends) and a scan of the queue in
-    submission order; a job runs ``min(work, walltime)`` (killed at its walltime), and every
-    completion and submission at one instant is seen before the pass. Its start times are
-    checked against the engine's.
+    The reference the issue quotes: no engine, no job objects, no metrics (the rules are in
+    ``bare_loops``). Its start times are checked against the engine's.
     """
     jobs = sorted(w.jobs, key=lambda s: s.submit)
     specs = [
         (j.submit, j.work, j.work if j.walltime is None else j.walltime, j.nodes) for j in jobs
     ]
-    n, inf = len(specs), math.inf
     t0, c0 = time.perf_counter(), time.process_time()
-    starts = [0.0] * n
-    free = w.platform.total_nodes
-    heap: list[tuple[float, int, int]] = []  # (real end, job, nodes)
-    ends: list[tuple[float, int, int]] = []  # (estimated end, job, nodes), sorted
-    key: dict[int, tuple[float, int, int]] = {}
-    queue: list[int] = []
-    i = 0
-    while i < n or heap:
-        t = heap[0][0] if heap else inf
-        if i < n and specs[i][0] < t:
-            t = specs[i][0]
-        while heap and heap[0][0] == t:
-            _, k, nodes = heapq.heappop(heap)
-            free += nodes
-            del ends[bisect.bisect_left(ends, key.pop(k))]
-        while i < n and specs[i][0] == t:
-            queue.append(i)
-            i += 1
-        head = 0
-        while head < len(queue) and specs[queue[head]][3] <= free:
-            k = queue[head]
-            _, run, est, nodes = specs[k]
-            starts[k] = t
-            free -= nodes
-            heapq.heappush(heap, (t + (run if run <= est else est), k, nodes))
-            key[k] = e = (t + est, k, nodes)
-            bisect.insort(ends, e)
-            head += 1
-        del queue[:head]
-        if not queue or not free:
-            continue
-        need = specs[queue[0]][3]
-        avail, shadow, extra = free, inf, 0
-        for j, (end, _, nodes) in enumerate(ends):
-            avail += nodes
-            if avail >= need and (j + 1 == len(ends) or ends[j + 1][0] != end):
-                shadow, extra = end, avail - need
-                break
-        started = []
-        for q in range(1, len(queue)):
-            k = queue[q]
-            _, run, est, nodes = specs[k]
-            if nodes > free:
-                continue
-            if t + est > shadow:
-                if nodes > extra:
-                    continue
-                extra -= nodes
-            starts[k] = t
-            free -= nodes
-            heapq.heappush(heap, (t + (run if run <= est else est), k, nodes))
-            key[k] = e = (t + est, k, nodes)
-            bisect.insort(ends, e)
-            started.append(q)
-            if not free:
-                break
-        for q in reversed(started):
-            del queue[q]
+    starts = bare_loops.bare_easy(specs, w.platform.total_nodes)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     by_id = dict(zip((j.id for j in jobs), starts, strict=True))
     return wall, cpu, [by_id[j.id] for j in w.jobs]
