@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -53,16 +54,26 @@ def at_least(option: str, value: int | None, least: int) -> None:
 
 
 def writable_folder(folder: str | os.PathLike[str]) -> Path:
-    """Create ``folder`` (and its parents) if needed and check a file can be written in it.
+    """Check that ``folder`` can be created (with its parents) and written in.
+
+    Folders the check had to create are removed again, so a command refused later, for another
+    reason, leaves nothing behind; the command creates them when it writes.
 
     Raises:
         OutputError: The folder cannot be created, or nothing can be written in it.
     """
     p = Path(folder)
+    created = None  # the outermost folder this check creates
+    for parent in (p, *p.parents):
+        if parent.exists():
+            break
+        created = parent
     try:
         p.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=p, prefix=".hpcgym-write-check-"):
             pass
+        if created is not None:
+            shutil.rmtree(created)
     except OSError as e:
         raise OutputError(
             f"cannot write to the output folder {p}: {e.strerror or e}. Choose another folder "

@@ -95,3 +95,14 @@ def test_workloads_convert_checks_its_output_before_reading(capsys, monkeypatch,
     _fails_cleanly(
         ["workloads", "convert", str(shared_dir / "lublin_256.swf.gz"), str(out)], capsys, "cannot"
     )
+
+
+def test_the_folder_check_leaves_nothing_behind(tmp_path):
+    from hpcgym.cli_checks import writable_folder
+
+    target = tmp_path / "a" / "b"
+    assert writable_folder(target) == target
+    assert not (tmp_path / "a").exists()
+    (tmp_path / "kept").mkdir()
+    writable_folder(tmp_path / "kept")
+    assert (tmp_path / "kept").is_dir() and not list((tmp_path / "kept").iterdir())
