@@ -350,19 +350,22 @@ def run(args: argparse.Namespace) -> int:
         policies = list(args.policy or []) or None
         if policies and args.with_defaults:
             policies = list(dict.fromkeys([*chosen[0].policies, *policies]))
-    return run_bench(
-        chosen,
-        policies,
-        out=Path(args.out),
-        run_dir=Path(args.run_dir) if args.run_dir else None,
-        resume=args.resume,
-        overwrite=args.overwrite,
-        executor=args.executor,
-        workers=args.workers,
-        ray_address=args.ray_address,
-        argv=argv,
-        progress=not args.no_progress,
-    )
+    return run_bench(chosen, policies, **run_options(args, argv))
+
+
+def run_options(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
+    """The keyword arguments of :func:`run_bench` that the ``bench`` command line sets."""
+    return {
+        "out": Path(args.out),
+        "run_dir": Path(args.run_dir) if args.run_dir else None,
+        "resume": args.resume,
+        "overwrite": args.overwrite,
+        "executor": args.executor,
+        "workers": args.workers,
+        "ray_address": args.ray_address,
+        "argv": argv,
+        "progress": not args.no_progress,
+    }
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hpcgym.bench import scenarios
-from hpcgym.bench.command import run_bench
+from hpcgym.bench.command import run_bench, run_options
 
 MAIN_TIMESTEPS = 30_000
 """Training steps of the main job's agent (about a minute on one core)."""
@@ -79,17 +79,4 @@ def main_job(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
     where = f" of the {split} split" if split else ""
     print(f"[2/2] benchmarking on {len(sc.seeds)} held-out episodes{where}")
     policies = [*sc.policies, str(agent)]
-    return run_bench(
-        [sc],
-        policies,
-        out=Path(args.out),
-        label=LABEL,
-        run_dir=Path(args.run_dir) if args.run_dir else None,
-        resume=args.resume,
-        overwrite=args.overwrite,
-        executor=args.executor,
-        workers=args.workers,
-        ray_address=args.ray_address,
-        argv=argv,
-        progress=not args.no_progress,
-    )
+    return run_bench([sc], policies, label=LABEL, **run_options(args, argv))
