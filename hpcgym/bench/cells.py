@@ -23,7 +23,6 @@ import numpy as np
 import pandas as pd
 
 from hpcgym.atomic import atomic_path, write_text
-from hpcgym.bench.policies import policy_label
 from hpcgym.bench.runner import Task, TaskFailure, TaskOutcome
 
 CELLS = "cells"
@@ -42,7 +41,7 @@ def cell_path(folder: Path, scenario: str, policy: str, seed: int) -> Path:
 
 def task_cell(folder: Path, task: Task) -> Path:
     """The cell file of ``task``."""
-    return cell_path(folder, task.scenario.name, policy_label(task.policy), task.seed)
+    return cell_path(folder, task.scenario.name, task.cell_name, task.seed)
 
 
 def _plain(value: Any) -> Any:

@@ -15,14 +15,19 @@ A policy name is resolved in this order:
   env its setting needs (``env_overrides``: no walltime kills for MEBF, every decision point for
   evolving list scheduling). It gives the engine path's schedule exactly, or stops with
   ``NotExpressible`` naming the command the menu has no entry for;
-* anything else is the path of an agent saved by ``hpcgym train``: its run folder, or its weights
+* the path of an agent saved by ``hpcgym train``: its run folder, or its weights
   or card (suffix optional). Agents are loaded without unpickling
   (:func:`hpcgym.agents.saved.load_agent`); an SB3 zip saved with pickle is refused unless its
-  path was passed to :func:`trust_pickled` (``hpcgym evaluate --trust-pickle``).
+  path was passed to :func:`trust_pickled` (``hpcgym evaluate --trust-pickle``);
+* the folder of a seed sweep (``hpcgym train --seeds 0-4 --out DIR``: one saved agent per seed
+  in ``DIR/s<seed>``): one policy whose episodes are run by every member. Its rows carry the
+  member's ``train_seed``, and the interval tables treat each training seed as a stratum
+  (:func:`sweep_members`).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -167,8 +172,30 @@ class AgentPolicy(EnvPolicy):
         return a if mask[a] else 0
 
 
+_MEMBER = re.compile(r"s(\d+)")
+
+
+def sweep_members(name: str | Path) -> list[tuple[int, Path]]:
+    """The ``(training seed, agent folder)`` of a sweep folder's members, by seed; else ``[]``.
+
+    A sweep folder is a folder that is not itself a saved agent and whose sub-folders named
+    ``s<seed>`` are saved agents (the layout of ``hpcgym train --seeds ... --out DIR``).
+    """
+    from hpcgym.agents.saved import is_saved_agent
+
+    folder = Path(name)
+    if not folder.is_dir() or is_saved_agent(folder):
+        return []
+    members = []
+    for child in folder.iterdir():
+        m = _MEMBER.fullmatch(child.name)
+        if m and child.is_dir() and is_saved_agent(child):
+            members.append((int(m.group(1)), child))
+    return sorted(members)
+
+
 def policy_kind(name: str) -> str:
-    """``"builtin"``, ``"baseline"``, ``"adapted"`` or ``"agent"`` (see the module docstring)."""
+    """``"builtin"``, ``"baseline"``, ``"adapted"``, ``"agent"`` or ``"sweep"`` (see above)."""
     if name in BUILTIN:
         return "builtin"
     if name in baseline_names():
@@ -179,10 +206,12 @@ def policy_kind(name: str) -> str:
 
     if is_saved_agent(name):
         return "agent"
+    if sweep_members(name):
+        return "sweep"
     raise SpecError(
         f"unknown policy {name!r}: not advance, random, a baseline "
-        f"({', '.join(baseline_names())}), a baseline{ON_ENV} or a saved agent "
-        f"(no agent weights and card at {name})"
+        f"({', '.join(baseline_names())}), a baseline{ON_ENV}, a saved agent "
+        f"(no agent weights and card at {name}) or a seed sweep (no s<seed> agent folders in it)"
     )
 
 
@@ -206,6 +235,11 @@ def make_env_policy(name: str) -> EnvPolicy:
         )
     if kind == "adapted":
         return AdaptedBaseline(name[: -len(ON_ENV)])
+    if kind == "sweep":
+        raise SpecError(
+            f"{name!r} is a seed sweep, not one agent: pass it to hpcgym bench (every member "
+            f"runs), or one of its members ({sweep_members(name)[0][1]})"
+        )
     if name == "advance":
         return AdvancePolicy()
     if name == "random":
@@ -218,8 +252,14 @@ def make_env_policy(name: str) -> EnvPolicy:
 
 
 def policy_label(name: str) -> str:
-    """A short name for tables: agents by their file stem (their run folder for ``agent``)."""
-    if policy_kind(name) != "agent":
+    """A short name for tables.
+
+    Agents go by their file stem (their run folder for ``agent``), sweeps by their folder's name.
+    """
+    kind = policy_kind(name)
+    if kind == "sweep":
+        return Path(name).resolve().name
+    if kind != "agent":
         return name
     p = Path(name)
     if p.is_dir():

@@ -81,20 +81,25 @@ def leaderboard(
 def intervals(results: pd.DataFrame, metrics: dict[str, str] | None = None) -> pd.DataFrame:
     """Per scenario and policy: the ranking metric's mean and IQM with 95% bootstrap intervals.
 
-    Also the worst case (the largest per-episode ``max_bsld``) and the episodes behind them.
-    One stratum per policy (``hpcgym.bench.stats``); a policy with fewer than 2 episodes gets no
-    interval (NaN).
+    Also the worst case (the largest per-episode ``max_bsld``), the episodes behind them and the
+    training seeds. A seed sweep's training seeds are its strata (``hpcgym.bench.stats``: each
+    resample keeps every seed's episode count); any other policy is one stratum. A stratum with
+    fewer than 2 episodes leaves the policy without an interval (NaN).
     """
     metrics = metrics or {}
     rows = []
     for (scenario, policy), part in results.groupby(["scenario", "policy"], sort=False):
         metric = metrics.get(str(scenario), "mean_bsld")
-        values = part[metric].to_numpy(dtype=float)
+        if "train_seed" in part and part["train_seed"].notna().any():
+            strata = [g[metric].to_numpy(dtype=float) for _, g in part.groupby("train_seed")]
+        else:
+            strata = [part[metric].to_numpy(dtype=float)]
         row: dict[str, object] = {"scenario": scenario, "policy": policy, "metric": metric}
-        row["episodes"] = len(values)
+        row["episodes"] = sum(len(s) for s in strata)
+        row["train_seeds"] = len(strata)
         for name in ("mean", "iqm"):
             try:
-                est = interval(values, "mean" if name == "mean" else "iqm")
+                est = interval(strata, "mean" if name == "mean" else "iqm")
                 row.update({name: est.value, f"{name}_low": est.low, f"{name}_high": est.high})
             except ValueError:  # fewer than 2 episodes, or a metric that is not finite
                 row.update({name: math.nan, f"{name}_low": math.nan, f"{name}_high": math.nan})
@@ -141,21 +146,25 @@ def statistics_markdown(stats_table: pd.DataFrame, wins: pd.DataFrame) -> str:
     """The interval and win-rate tables as markdown sections, one per scenario."""
     lines = ["# Intervals and paired win rates", ""]
     lines += [
-        "95% percentile-bootstrap intervals over episodes (`hpcgym.bench.stats`); the win rate "
-        "of a row's policy over a column's is the share of episodes where it scored lower (ties "
-        "one half). Intervals that overlap do not separate two policies.",
+        "95% percentile-bootstrap intervals over episodes (`hpcgym.bench.stats`), stratified by "
+        "training seed for a seed sweep; the win rate of a row's policy over a column's is the "
+        "share of episodes where it scored lower (ties one half; a sweep's score on an episode "
+        "is its mean over training seeds). Intervals that overlap do not separate two policies.",
         "",
     ]
     for scenario, part in stats_table.groupby("scenario", sort=False):
         metric = part["metric"].iloc[0]
-        lines += [f"## {scenario} ({metric})", "", "| policy | episodes | mean [95% CI] | "]
-        lines[-1] += "IQM [95% CI] | worst max_bsld |"
-        lines.append("|---|---:|---:|---:|---:|")
+        lines += [f"## {scenario} ({metric})", "", "| policy | train seeds | episodes | "]
+        lines[-1] += "mean [95% CI] | IQM [95% CI] | worst max_bsld |"
+        lines.append("|---|---:|---:|---:|---:|---:|")
         for _, r in part.iterrows():
             mean = f"{_fmt(r['mean'])} [{_fmt(r['mean_low'])}, {_fmt(r['mean_high'])}]"
             iqm_ = f"{_fmt(r['iqm'])} [{_fmt(r['iqm_low'])}, {_fmt(r['iqm_high'])}]"
             worst = _fmt(r["worst_max_bsld"])
-            lines.append(f"| {r['policy']} | {r['episodes']} | {mean} | {iqm_} | {worst} |")
+            seeds = r.get("train_seeds", 1)
+            lines.append(
+                f"| {r['policy']} | {seeds} | {r['episodes']} | {mean} | {iqm_} | {worst} |"
+            )
         lines.append("")
         mine = wins[wins["scenario"] == scenario] if len(wins) else wins
         if len(mine):

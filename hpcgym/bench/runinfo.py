@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hpcgym import __version__
-from hpcgym.bench.policies import policy_kind
+from hpcgym.bench.policies import policy_kind, sweep_members
 from hpcgym.bench.scenarios import Scenario
 from hpcgym.errors import SpecError
 
@@ -71,11 +71,16 @@ def _sha256(path: Path) -> str:
 
 
 def agents_info(policies: Sequence[str]) -> dict[str, Any]:
-    """For each agent policy: its file, SHA-256 and card (training preset, arguments, seed)."""
+    """For each agent policy (each member of a sweep): its file, SHA-256 and card."""
     out: dict[str, Any] = {}
+    expanded: list[str] = []
     for p in dict.fromkeys(policies):
-        if policy_kind(p) != "agent":
-            continue
+        kind = policy_kind(p)
+        if kind == "sweep":
+            expanded += [str(member) for _, member in sweep_members(p)]
+        elif kind == "agent":
+            expanded.append(p)
+    for p in expanded:
         weights = _agent_file(p)
         if not weights.is_file():  # its cells will fail and say why
             out[p] = {"file": str(weights), "sha256": None, "card": None}

@@ -1,11 +1,13 @@
 """Run policies on scenario episodes, serially, in local processes or on Ray, in task order.
 
-A task is ``(scenario, policy, seed)``; its outcome depends on nothing else (episodes are drawn
-from the seed, ``random`` is seeded with it, agents act deterministically), and outcomes are
-returned in the order of :func:`plan`, so the tables are the same whatever the executor and the
-number of workers. Each finished task is handed to a callback as soon as it is done (the bench
-stores it there, so an interrupted run loses nothing), and a task that raises becomes a
-:class:`TaskFailure` (its error and traceback) instead of stopping the others.
+A task is ``(scenario, policy, seed)`` (a seed sweep's policy is one task per member and seed,
+labelled with the sweep's name and the member's training seed); its outcome depends on nothing
+else (episodes are drawn from the seed, ``random`` is seeded with it, agents act
+deterministically), and outcomes are returned in the order of :func:`plan`, so the tables are
+the same whatever the executor and the number of workers. Each finished task is handed to a
+callback as soon as it is done (the bench stores it there, so an interrupted run loses nothing),
+and a task that raises becomes a :class:`TaskFailure` (its error and traceback) instead of
+stopping the others.
 
 Which executor ``auto`` picks (:func:`resolve_executor`): Ray only when a Ray cluster is attached
 (``RAY_ADDRESS`` or ``ray_address``), since a local Ray spreads the work over the same cores as
@@ -29,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from hpcgym.bench.episode import run_episode
-from hpcgym.bench.policies import policy_kind, policy_label
+from hpcgym.bench.policies import policy_kind, policy_label, sweep_members
 from hpcgym.bench.scenarios import Scenario
 from hpcgym.errors import SpecError
 
@@ -62,6 +64,20 @@ class Task:
     policy: str
     seed: int
     detail: bool
+    label: str = ""
+    """The policy's name in the tables (default: :func:`policy_label` of ``policy``)."""
+    train_seed: int | None = None
+    """The training seed of a sweep member (a stratum of the interval tables)."""
+
+    @property
+    def name(self) -> str:
+        """The policy's name in the tables."""
+        return self.label or policy_label(self.policy)
+
+    @property
+    def cell_name(self) -> str:
+        """The name of this policy's stored cells: a sweep member's carries its seed."""
+        return self.name if self.train_seed is None else f"{self.name}@s{self.train_seed}"
 
 
 @dataclass(frozen=True)
@@ -97,10 +113,17 @@ def plan(scenarios: Sequence[Scenario], policies: Sequence[str] | None = None) -
     tasks = []
     for sc in scenarios:
         chosen = list(policies) if policies else list(sc.policies)
-        for p in chosen:
-            policy_kind(p)  # fail early on an unknown name
-        for p in chosen:
-            tasks += [Task(sc, p, s, i == 0) for i, s in enumerate(sc.seeds)]
+        kinds = [policy_kind(p) for p in chosen]  # fail early on an unknown name
+        for p, kind in zip(chosen, kinds, strict=True):
+            if kind != "sweep":
+                tasks += [Task(sc, p, s, i == 0) for i, s in enumerate(sc.seeds)]
+                continue
+            label = policy_label(p)
+            for m, (k, member) in enumerate(sweep_members(p)):
+                tasks += [
+                    Task(sc, str(member), s, i == 0 and m == 0, label, k)
+                    for i, s in enumerate(sc.seeds)
+                ]
     return tasks
 
 
@@ -111,7 +134,7 @@ def run_cell(task: Task) -> Outcome:
     except Exception as e:
         return TaskFailure(
             task.scenario.name,
-            policy_label(task.policy),
+            task.cell_name,
             task.seed,
             f"{type(e).__name__}: {e}",
             traceback.format_exc(),
@@ -126,8 +149,8 @@ def run_task(task: Task) -> TaskOutcome:
 
         torch.set_num_threads(1)  # one episode per worker: intra-op threads only contend
     sc = task.scenario
-    label = policy_label(task.policy)
-    title = f"{label} on {sc.name} ({sc.env_id}), episode seed {task.seed}"
+    label = task.name
+    title = f"{task.cell_name} on {sc.name} ({sc.env_id}), episode seed {task.seed}"
     out = run_episode(
         task.policy, sc.env_id, task.seed, sc.env_kwargs, gantt=title if task.detail else False
     )
@@ -136,6 +159,7 @@ def run_task(task: Task) -> TaskOutcome:
         "env_id": sc.env_id,
         "policy": label,
         "seed": task.seed,
+        **({} if task.train_seed is None else {"train_seed": task.train_seed}),
         "path": out.path,
         "steps": out.steps,
         "truncated": out.truncated,
@@ -146,6 +170,8 @@ def run_task(task: Task) -> TaskOutcome:
     row.update(out.counts)
     jobs = out.jobs[list(JOB_COLUMNS)]
     jobs.insert(0, "seed", task.seed)
+    if task.train_seed is not None:
+        jobs.insert(0, "train_seed", task.train_seed)
     jobs.insert(0, "policy", row["policy"])
     jobs.insert(0, "scenario", sc.name)
     timeline = out.timeline if task.detail else None

@@ -117,4 +117,4 @@ def test_report_intervals_and_win_rates_from_a_results_table():
     ba = wins[(wins.policy == "b") & (wins.versus == "a")].iloc[0]
     assert ab["win_rate"] == 1.0 and ba["win_rate"] == 0.0 and ab["episodes"] == 10
     text = statistics_markdown(spread, wins)
-    assert "| a | 10 |" in text and "1.00 [1.00, 1.00]" in text
+    assert "| a | 1 | 10 |" in text and "1.00 [1.00, 1.00]" in text
