@@ -211,5 +211,28 @@ register(
     )
 )
 
+# Cross-trace test of the malleable-small-v2 setting: the same preset, windows and policies, but
+# the jobs come from another machine's trace, KTH SP2 (100 nodes), rescaled to the 128 nodes
+# (and brought back to its own offered load) and made malleable as the SDSC SP2 set is
+# (``hpcgym.workloads.sets``). An agent trained on SDSC SP2's train split has seen none of these
+# jobs, nor any job of that machine. Windows come from the KTH trace's test split. The CEA Curie
+# sample has a set of the same kind (``elastic/cea-curie-mebf-128-v0``) but no scenario: on 128
+# nodes 95% of its jobs become one node, and in 64-job windows no job ever waits (FCFS and EASY
+# score a bounded slowdown of 1.00 on all 30 test windows), so it cannot rank policies.
+register(
+    Scenario(
+        "malleable-small-kth-v0",
+        "hpcgym/Malleable-v0",
+        {"workload": "elastic/kth-sp2-mebf-128-v0", "n_jobs": 64, **_NO_KILLS, **_TEST},
+        _seeds(30),
+        (*ELASTIC, "random", "advance"),
+        "cross-trace: 64-job test-split windows of KTH SP2 rescaled to 128 nodes, MEBF "
+        "malleability, no walltime kills",
+    )
+)
+
+CROSS_TRACE = {"malleable-small-v2": ("malleable-small-kth-v0",)}
+"""Each scenario's cross-trace tests: the same setting on other machines' traces."""
+
 MAIN = "malleable-small-v2"
 """The scenario of the main job (``hpcgym bench`` with no arguments)."""

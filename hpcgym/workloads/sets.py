@@ -24,7 +24,8 @@ from hpcgym.workloads.elastic import RHO_HIGH, RHO_LOW, RHO_MEDIUM, ElasticConfi
 from hpcgym.workloads.evolving import generate_klein
 from hpcgym.workloads.koala import generate_koala
 from hpcgym.workloads.lublin import generate_lublin
-from hpcgym.workloads.registry import WorkloadSet, register, resolve_file
+from hpcgym.workloads.registry import Builder, WorkloadSet, register, resolve_file
+from hpcgym.workloads.stats import offered_load
 from hpcgym.workloads.transforms import EstimateModel
 from hpcgym.workloads.workload import Workload
 
@@ -211,3 +212,47 @@ register(
         SDSC_SP2,
     )
 )
+
+
+# Cross-trace tests of the MEBF setting: another machine's trace on MEBF's 128 nodes, made
+# malleable exactly as the SDSC SP2 set is, all of it (``n_jobs=None``; a number takes a window
+# of that many jobs at a seeded start, as the SDSC SP2 set does). Job sizes are rescaled in proportion to the node
+# counts (``transforms.rescale_nodes``), which changes the offered load by the rounding; the
+# arrivals are then rescaled so that the load is the source trace's own again (rounding a
+# 93,312-core machine's jobs onto 128 nodes makes 95% of them one node and doubles its load).
+CROSS_TRACE_NODES = 128
+
+
+def _cross_trace_mebf(file: str) -> Builder:
+    def build(seed: int, opts: Mapping[str, Any]) -> Workload:
+        if opts["scalability"] not in SCALABILITY:
+            raise WorkloadError(f"scalability must be one of {sorted(SCALABILITY)}")
+        start_seed, elastic_seed = subseeds(seed, 2)
+        source = _read(file, None)
+        w = transforms.rescale_nodes(source, CROSS_TRACE_NODES)
+        w = transforms.scale_load(w, offered_load(source))
+        if opts["n_jobs"] is not None:
+            w = transforms.random_start(w, start_seed, n_jobs=opts["n_jobs"])
+        rho = SCALABILITY[opts["scalability"]]
+        w = annotate_elastic(
+            w, ElasticConfig(malleable=opts["malleable"], rho_classes=rho), elastic_seed
+        )
+        return transforms.estimates(w, "user")
+
+    return build
+
+
+for _name, _file, _what in (
+    ("elastic/kth-sp2-mebf-128-v0", KTH_SP2, "KTH SP2 (100 nodes)"),
+    ("elastic/cea-curie-mebf-128-v0", CEA_CURIE, "CEA Curie sample (93,312 cores)"),
+):
+    register(
+        WorkloadSet(
+            _name,
+            f"{_what} rescaled to 128 nodes at its own load, with MEBF malleability "
+            "(cross-trace tests of elastic/sdsc-sp2-mebf-v0)",
+            _cross_trace_mebf(_file),
+            {"n_jobs": None, "malleable": 0.6, "scalability": "mixed"},
+            _file,
+        )
+    )

@@ -1,0 +1,49 @@
+"""Cross-trace sets: another machine's trace on MEBF's 128 nodes, at its own load."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import hpcgym  # noqa: F401
+from hpcgym.bench import scenarios
+from hpcgym.sim import JobKind
+from hpcgym.workloads import load
+from hpcgym.workloads.sets import CEA_CURIE, KTH_SP2, _read
+from hpcgym.workloads.splits import time_splits
+from hpcgym.workloads.stats import offered_load
+
+
+@pytest.mark.parametrize(
+    ("name", "file"),
+    [("elastic/kth-sp2-mebf-128-v0", KTH_SP2), ("elastic/cea-curie-mebf-128-v0", CEA_CURIE)],
+)
+def test_a_cross_trace_set_is_the_whole_trace_on_128_nodes_at_its_own_load(
+    name: str, file: str
+) -> None:
+    source = _read(file, None)
+    w = load(name)
+    assert w.platform.clusters[0].nodes == 128 and len(w.platform.clusters) == 1
+    assert len(w.jobs) == len(source.jobs)
+    assert offered_load(w) == pytest.approx(offered_load(source), rel=1e-9)
+    scale = 128 / source.platform.clusters[0].nodes
+    for j, s in zip(w.jobs[:500], source.jobs[:500], strict=True):
+        assert j.id == s.id and j.work == s.work
+        assert j.nodes == min(max(round(s.nodes * scale), 1), 128)
+    malleable = np.mean([j.kind is JobKind.MALLEABLE for j in w.jobs])
+    assert 0.55 < malleable < 0.65
+    assert load(name).jobs == w.jobs  # deterministic
+
+
+def test_the_kth_cross_trace_scenario_draws_its_windows_from_the_kth_test_split() -> None:
+    sc = scenarios.get("malleable-small-kth-v0")
+    assert sc.name in scenarios.CROSS_TRACE["malleable-small-v2"]
+    w = load("elastic/kth-sp2-mebf-128-v0")
+    test = time_splits(w)["test"]
+    allowed = {j.id for j in w.jobs[test.first : test.stop]}
+    env = gym.make(sc.env_id, **sc.env_kwargs)
+    for seed in sc.seeds[:5]:
+        env.reset(seed=seed)
+        ids = {j.id for j in env.unwrapped.episode.jobs}
+        assert len(ids) == 64 and ids <= allowed
