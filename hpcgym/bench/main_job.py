@@ -56,6 +56,10 @@ def main_job(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
             f"{info.get('timesteps', steps)} steps, seed {info.get('seed')}; delete it to retrain)"
         )
     else:
+        # The agent trains under the rules it is judged by: the scenario's episode size and kill
+        # setting (none, MEBF's), on the train split. (The preset's shipped hyperparameters
+        # train with walltime kills on and charge the work they lose; an agent trained that
+        # way and judged without kills is over-cautious: docs/results.md.)
         train_kwargs = {**sc.env_kwargs, "split": "train"}
         print(f"[1/2] training MaskablePPO on {sc.env_id} {train_kwargs}, {steps} steps, seed 0")
         t0 = time.perf_counter()
