@@ -216,10 +216,11 @@ register(
 
 # Cross-trace tests of the MEBF setting: another machine's trace on MEBF's 128 nodes, made
 # malleable exactly as the SDSC SP2 set is, all of it (``n_jobs=None``; a number takes a window
-# of that many jobs at a seeded start, as the SDSC SP2 set does). Job sizes are rescaled in proportion to the node
-# counts (``transforms.rescale_nodes``), which changes the offered load by the rounding; the
-# arrivals are then rescaled so that the load is the source trace's own again (rounding a
-# 93,312-core machine's jobs onto 128 nodes makes 95% of them one node and doubles its load).
+# of that many jobs at a seeded start, as the SDSC SP2 set does). Job sizes are rescaled in
+# proportion to the node counts (``transforms.rescale_nodes``), which changes the offered load by
+# the rounding; the arrivals are then rescaled so that the load is the source trace's own again
+# (rounding a 93,312-core machine's jobs onto 128 nodes makes 95% of them one node and doubles
+# its load).
 CROSS_TRACE_NODES = 128
 
 

@@ -181,3 +181,34 @@ def test_env_timer_counts_the_mask_fetch_and_passes_the_vec_env_through() -> Non
     assert venv.env_seconds > before and dones.shape == (2,)
     assert venv.has_attr("action_masks") and venv.get_attr("render_mode") == [None, None]
     venv.close()
+
+
+def test_malleable_training_kills_at_walltime_and_charges_the_lost_work() -> None:
+    import gymnasium as gym
+
+    from hpcgym.agents.train import TrainConfig, resolve_hyperparams
+
+    hp = resolve_hyperparams(TrainConfig(env_id="hpcgym/Malleable-v0"))
+    kw = hp["env_kwargs"]
+    assert kw["kill_on_walltime"] is True and kw["split"] == "train"
+    assert kw["reward"] == {"bsld": 1.0, "killed": 100.0}
+    # The training env's reward charges every kill: play first-fit (start the first queued job
+    # that fits, else advance) until an episode has kills, and check its return.
+    from hpcgym.agents.imitation import make_expert
+    from hpcgym.agents.layout import menu_blocks
+
+    env = gym.make("hpcgym/Malleable-v0", **kw)
+    act = make_expert("first-fit", menu_blocks(env))
+    for seed in range(20):
+        _, info = env.reset(seed=seed)
+        total, done = 0.0, False
+        while not done:
+            _, r, term, trunc, info = env.step(int(act(info["action_mask"])))
+            total += float(r)
+            done = term or trunc
+        summary = env.unwrapped.sim.result().summary
+        if summary["normalized_lost_work"] > 0:
+            break
+    assert summary["normalized_lost_work"] > 0, "no episode with a walltime kill"
+    expected = summary["mean_bsld"] + 100.0 * summary["normalized_lost_work"]
+    assert total == pytest.approx(-expected, rel=1e-9)
