@@ -21,6 +21,8 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hpcgym.agents.train import TrainConfig, train
 from hpcgym.errors import SpecError
 
@@ -135,3 +137,66 @@ def _sweep_ray(configs: list[TrainConfig], workers: int, address: str | None) ->
     finally:
         if started:
             ray.shutdown()
+
+
+def sweep_curves(folder: Path, title: str) -> list[Path]:
+    """Gather the members' validation curves of a sweep folder; return the files written.
+
+    Writes ``<folder>/validation.csv`` (every member's rows, with its ``seed``) and
+    ``<folder>/learning_curves.png`` (each seed's mean validation objective against training
+    steps, and their mean over seeds where every seed has a point), both atomically. Members
+    without a ``validation.csv`` (trained without ``--eval-every``) are left out; with none,
+    nothing is written.
+    """
+    import csv
+    import io
+
+    from hpcgym.agents.saved import write_atomic
+    from hpcgym.agents.validation import COLUMNS
+    from hpcgym.bench.policies import sweep_members
+
+    curves: dict[int, list[dict[str, str]]] = {}
+    for seed, member in sweep_members(folder):
+        path = member / "validation.csv"
+        if path.is_file():
+            with path.open() as f:
+                curves[seed] = list(csv.DictReader(f))
+    if not curves:
+        return []
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=["seed", *COLUMNS], lineterminator="\n")
+    writer.writeheader()
+    for seed, rows in curves.items():
+        for r in rows:
+            writer.writerow({"seed": seed, **{c: r[c] for c in COLUMNS}})
+    table = folder / "validation.csv"
+    write_atomic(table, buf.getvalue())
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    points: dict[int, list[float]] = {}
+    for seed, rows in curves.items():
+        steps = [int(r["timesteps"]) for r in rows]
+        mean = [float(r["mean_objective"]) for r in rows]
+        ax.plot(steps, mean, marker=".", alpha=0.5, label=f"seed {seed}")
+        for s, m in zip(steps, mean, strict=True):
+            points.setdefault(s, []).append(m)
+    common = sorted(s for s, v in points.items() if len(v) == len(curves))
+    if common:
+        avg = [float(np.mean(points[s])) for s in common]
+        ax.plot(common, avg, color="k", linewidth=2, label="mean over seeds")
+    ax.set_xlabel("training steps")
+    ax.set_ylabel("validation objective (lower is better)")
+    ax.set_title(f"{title}: validation split, {len(curves)} seeds")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=100)
+    plt.close(fig)
+    plot = folder / "learning_curves.png"
+    write_atomic(plot, png.getvalue())
+    return [table, plot]

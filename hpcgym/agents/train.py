@@ -516,7 +516,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_sweep(cfg: TrainConfig, args: argparse.Namespace) -> int:
-    from hpcgym.agents.sweep import parse_seeds, sweep
+    from hpcgym.agents.sweep import parse_seeds, sweep, sweep_curves
 
     seeds = parse_seeds(args.seeds)
     where = args.executor + (f" at {args.ray_address}" if args.ray_address else "")
@@ -533,6 +533,11 @@ def _run_sweep(cfg: TrainConfig, args: argparse.Namespace) -> int:
             f"seed {r.seed}: {r.timesteps} steps, {r.episodes} episodes, {r.seconds:.1f} s  "
             f"{r.run_dir}"
         )
+    if cfg.out is not None:
+        written = sweep_curves(Path(cfg.out), cfg.env_id)
+        if written:
+            print("validation curves of every seed: " + ", ".join(map(str, written)))
+        print(f"benchmark every seed as one policy: hpcgym bench --policy {cfg.out} ...")
     return 0
 
 

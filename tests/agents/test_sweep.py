@@ -116,3 +116,43 @@ def test_a_ray_sweep_attaches_to_a_running_cluster(tmp_path: Path, ray_cluster: 
     assert "ray: attached to the cluster at " in done.stdout and f":{port} (2 CPUs)" in done.stdout
     for r in serial:
         assert same(weights(r.agent), weights(str(tmp_path / "ray" / f"s{r.seed}")))
+
+
+def test_sweep_curves_gather_every_seeds_validation_rows(tmp_path: Path) -> None:
+    import csv
+
+    from hpcgym.agents.sweep import sweep_curves
+    from hpcgym.agents.validation import COLUMNS
+
+    assert sweep_curves(tmp_path, "x") == []
+    for seed, values in ((0, [9.0, 5.0]), (2, [7.0, 3.0]), (4, None)):
+        member = tmp_path / f"s{seed}"
+        member.mkdir()
+        (member / "agent.safetensors").write_bytes(b"")
+        (member / "agent.json").write_text("{}")
+        if values is None:  # trained without validation: left out
+            continue
+        rows = [
+            {
+                "timesteps": 1024 * (i + 1),
+                "episodes": 8,
+                "mean_objective": v,
+                "iqm_objective": v,
+                "best": 1,
+                "truncated": 0,
+            }
+            for i, v in enumerate(values)
+        ]
+        with (member / "validation.csv").open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=COLUMNS)
+            w.writeheader()
+            w.writerows(rows)
+    written = sweep_curves(tmp_path, "hpcgym/Malleable-v0")
+    assert [p.name for p in written] == ["validation.csv", "learning_curves.png"]
+    with (tmp_path / "validation.csv").open() as f:
+        got = [
+            (int(r["seed"]), int(r["timesteps"]), float(r["mean_objective"]))
+            for r in csv.DictReader(f)
+        ]
+    assert got == [(0, 1024, 9.0), (0, 2048, 5.0), (2, 1024, 7.0), (2, 2048, 3.0)]
+    assert (tmp_path / "learning_curves.png").read_bytes().startswith(b"\x89PNG")
