@@ -65,7 +65,9 @@ def _statistic(kind: Statistic):  # type: ignore[no-untyped-def]
     raise ValueError(f"statistic must be 'mean' or 'iqm', got {kind!r}")
 
 
-def _strata(scores: np.ndarray | Sequence[Sequence[float]]) -> list[np.ndarray]:
+def _strata(
+    scores: np.ndarray | Sequence[Sequence[float]] | Sequence[np.ndarray],
+) -> list[np.ndarray]:
     if np.ndim(scores[0]) == 0:  # a flat sequence: one stratum
         scores = [scores]  # type: ignore[list-item]
     strata = [np.asarray(s, dtype=float).ravel() for s in scores]
@@ -77,7 +79,7 @@ def _strata(scores: np.ndarray | Sequence[Sequence[float]]) -> list[np.ndarray]:
 
 
 def interval(
-    scores: np.ndarray | Sequence[Sequence[float]],
+    scores: np.ndarray | Sequence[Sequence[float]] | Sequence[np.ndarray],
     statistic: Statistic = "mean",
     confidence: float = 0.95,
     seed: int = 0,
