@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from scipy import stats
@@ -68,9 +68,8 @@ def _statistic(kind: Statistic):  # type: ignore[no-untyped-def]
 def _strata(
     scores: np.ndarray | Sequence[Sequence[float]] | Sequence[np.ndarray],
 ) -> list[np.ndarray]:
-    if np.ndim(scores[0]) == 0:  # a flat sequence: one stratum
-        scores = [scores]  # type: ignore[list-item]
-    strata = [np.asarray(s, dtype=float).ravel() for s in scores]
+    groups: Sequence[Any] = [scores] if np.ndim(scores[0]) == 0 else scores  # flat: one stratum
+    strata = [np.asarray(s, dtype=float).ravel() for s in groups]
     if not strata or any(len(s) < 2 for s in strata):
         raise ValueError("each stratum needs at least 2 episodes for an interval")
     if any(not np.isfinite(s).all() for s in strata):
