@@ -68,7 +68,7 @@ def _statistic(kind: Statistic):  # type: ignore[no-untyped-def]
 def _strata(
     scores: np.ndarray | Sequence[Sequence[float]] | Sequence[np.ndarray],
 ) -> list[np.ndarray]:
-    groups: Sequence[Any] = [scores] if np.ndim(scores[0]) == 0 else scores  # flat: one stratum
+    groups: Any = [scores] if np.ndim(scores[0]) == 0 else scores  # flat: one stratum
     strata = [np.asarray(s, dtype=float).ravel() for s in groups]
     if not strata or any(len(s) < 2 for s in strata):
         raise ValueError("each stratum needs at least 2 episodes for an interval")
