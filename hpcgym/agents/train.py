@@ -394,7 +394,11 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
         callbacks.append(
             ValidationCallback(
                 cfg.env_id,
-                hp["env_kwargs"],
+                # Validation plays under the training rules, resize budget included: without
+                # it a deterministic agent may resize one job forever and every episode truncates.
+                hp["env_kwargs"]
+                if hp.get("resize_budget") is None
+                else {**hp["env_kwargs"], "resize_budget": int(hp["resize_budget"])},
                 cfg.eval_every,
                 cfg.eval_episodes,
                 run_dir,

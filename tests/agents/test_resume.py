@@ -250,11 +250,19 @@ def test_validation_keeps_a_curve_and_the_best_agent_without_changing_training(
 
     def spy(self: validation.ValidationCallback) -> object:
         seen.append(self.env_kwargs["split"])
-        return original(self)
+        budgets.append(self.env_kwargs.get("resize_budget"))
+        values, truncated = original(self)
+        truncations.append(truncated)
+        return values, truncated
 
+    budgets: list[object] = []
+    truncations: list[int] = []
     monkeypatch.setattr(validation.ValidationCallback, "objectives", spy)
     train(tiny(tmp_path / "spied", eval_every=512, eval_episodes=2))
     assert seen == ["validation"]
+    # ... under the training rules: the resize budget of the shipped hyperparameters (without
+    # it an untrained malleable agent resizes one job forever and every episode truncates).
+    assert budgets == [2] and truncations == [0]
 
 
 def test_validation_rows_after_a_checkpoint_are_replayed_on_resume(
