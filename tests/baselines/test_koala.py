@@ -270,11 +270,12 @@ def test_a_local_job_waits_for_the_shrunk_job_to_release_its_processors() -> Non
 
 
 def test_local_jobs_stay_on_their_cluster_and_koala_never_places_them() -> None:
-    # Worst-Fit would pick cluster 1 (6 idle); the local job belongs to cluster 0 and waits
-    # there for the rigid KOALA job (which cannot be shrunk) to end.
-    jobs = [rigid(1, 0, 50, 4), rigid(2, 1, 10, 2)]
-    sim, pol, _ = run([4, 6], jobs, background={2: 0})
-    assert (sim.jobs[2].cluster, times(sim)[2]) == (0, (50, 60))
+    # KOALA's rigid job takes 5 of cluster 0's 6. Worst-Fit would put the local job on cluster
+    # 1 (4 idle); it belongs to cluster 0 and waits there for the rigid job (never shrunk).
+    jobs = [rigid(1, 0, 50, 5), rigid(2, 1, 10, 2)]
+    sim, pol, seen = run([6, 4], jobs, background={2: 0})
+    assert seen[1.0] == {1: (0, 5)} and seen[50.0] == {2: (0, 2)}
+    assert times(sim)[2] == (50, 60)
     assert pol.tries == {}  # a local job is not in KOALA's placement queue
 
 
