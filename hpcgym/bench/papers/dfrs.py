@@ -364,11 +364,15 @@ def ablation_report(df: pd.DataFrame) -> str:
         a = on[on.index.get_level_values("load") == ld]
         b = off[off.index.get_level_values("load") == ld]
         keep = (a > 0).to_numpy()
+        if keep.sum() < 2:
+            continue
         lines.append(
             f"| {ld:g} | {_est(a / jobs, '.2f')} | {_est(b / jobs, '.2f')} | "
             f"{_est((b[keep] / a[keep]).to_numpy(), '.2f')} |"
         )
     keep = (on > 0).to_numpy()
+    if keep.sum() < 2:
+        return "\n".join(lines) + "\n"
     total = off.to_numpy().sum() / on.to_numpy().sum()
     lines.append(
         f"| all | | | {_est((off[keep] / on[keep]).to_numpy(), '.2f')} (pooled {total:.2f}) |"
