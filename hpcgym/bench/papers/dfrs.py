@@ -30,6 +30,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -223,7 +224,7 @@ MCB8_ARRIVAL = "MCB8 */opt=min"
 """MCB8 on every arrival and completion: the paper's 490 migrations per hour (Table 3)."""
 TODAY = "today: penalty held on the nodes, job pinned"
 RELEASE = "penalty released: off the nodes, placed anywhere after"
-VARIANTS: dict[str, dict[str, object]] = {
+VARIANTS: dict[str, dict[str, Any]] = {
     TODAY: {},
     RELEASE: {"accounting": "release"},
     "bins not renamed (MCB8's own numbering)": {"relabel": False},
@@ -252,22 +253,21 @@ def ablation_cases(seeds: int, n_jobs: int = ABLATION_JOBS) -> list[Case]:
             out.append(Case(seed, ld, n_jobs, "EASY"))
             for algorithm, variants in PLAN.items():
                 for v in variants:
-                    out.append(
-                        dataclasses.replace(Case(seed, ld, n_jobs, algorithm), **VARIANTS[v])
-                    )  # type: ignore[arg-type]
+                    case = Case(seed, ld, n_jobs, algorithm)
+                    out.append(dataclasses.replace(case, **VARIANTS[v]))
     return out
 
 
 def variant_of(row: pd.Series) -> str:
     """The ``VARIANTS`` name of a row."""
     for name, change in VARIANTS.items():
-        base = {
+        base: dict[str, Any] = {
             "accounting": "hold",
             "relabel": True,
             "virtual_time": "allocated",
             "penalty": 300.0,
         }
-        base.update(change)  # type: ignore[arg-type]
+        base.update(change)
         if all(row[k] == v for k, v in base.items()):
             return name
     return "other"
@@ -291,7 +291,7 @@ def ablation_runs(seeds: int, workers: int, n_jobs: int = ABLATION_JOBS) -> pd.D
     return df
 
 
-def _est(values: pd.Series | list[float], digits: str = ".1f") -> str:
+def _est(values: pd.Series | np.ndarray, digits: str = ".1f") -> str:
     e = interval(np.asarray(values, dtype=float))
     return f"{e.value:{digits}} [{e.low:{digits}}, {e.high:{digits}}]"
 

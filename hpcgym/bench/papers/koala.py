@@ -197,8 +197,9 @@ def report(df: pd.DataFrame) -> str:
         ["setting", "workload", "policy"], sort=False
     ):
         resp = interval(part["response"].to_numpy())
+        short = str(setting).split(":")[0]
         lines.append(
-            f"| {setting.split(':')[0]} | {workload} | {policy} | {part['utilization'].mean():.1%} "
+            f"| {short} | {workload} | {policy} | {part['utilization'].mean():.1%} "
             f"| {part['run'].mean():.0f} | {part['wait'].mean():.0f} | {_fmt(resp)} "
             f"| {part['shrinks/job'].mean():.2f} | {part['local_preemptions/job'].mean():.2f} |"
         )
