@@ -32,3 +32,22 @@ def test_rows_and_tables_with_another_period() -> None:
     assert "| GreedyPM */per/opt=min/minvt=600 (period 1200) |" in text
     assert "| GreedyPM */per/opt=min/minvt=600 |" in text
     assert "cycle breaks/job" in text
+
+
+def test_ablation_rows_name_their_variant_and_count_released_moves_as_migrations() -> None:
+    from hpcgym.bench.papers.dfrs import ablation_cases, ablation_report, variant_of
+
+    cases = ablation_cases(1, n_jobs=12)
+    assert {c.accounting for c in cases} == {"hold", "release"}
+    rows = [run_case(c) for c in cases if c.load == 0.9]
+    df = pd.DataFrame(rows)
+    df["variant"] = [variant_of(r) for _, r in df.iterrows()]
+    assert "other" not in set(df["variant"])
+    released = df[(df["accounting"] == "release") & (df["algorithm"] != "EASY")]
+    assert (released["mig_per_job"] >= 0).all() and (released["pmtn_per_job"] >= 0).all()
+    # The report needs two instances for an interval: a second copy under another seed.
+    both = pd.concat([df, df.assign(seed=1)], ignore_index=True)
+    both["bound"] = 1.5
+    both["degradation"] = both["max_bounded_stretch"] / both["bound"]
+    text = ablation_report(both[both["load"] == 0.9])
+    assert "| penalty released: off the nodes, placed anywhere after |" in text

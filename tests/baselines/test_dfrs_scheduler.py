@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from hpcgym.baselines.dfrs import DFRSScheduler, dfrs_setup
-from hpcgym.sim import EventType, JobSpec, Platform, Simulator
+from hpcgym.errors import SpecError
+from hpcgym.sim import EventType, JobSpec, Platform, SimConfig, Simulator
 
 
 def job(jid: int, submit: float, work: float, mem: float, tasks: int = 1, cpu: float = 1.0):
@@ -144,3 +145,58 @@ def test_setup_and_tick_check() -> None:
     sim = Simulator(Platform.single(1), specs, SimConfig())
     with pytest.raises(SpecError, match="tick=600"):
         DFRSScheduler("/per/opt=min").run(sim)
+
+
+# ----------------------------------------------------------------------------- penalty accounting
+def _record(name: str, jobs: list[JobSpec], nodes: int, **kw: object):
+    sched = DFRSScheduler(name, **kw)  # type: ignore[arg-type]
+    specs, config = sched.setting(jobs, SimConfig())
+    sim = Simulator(Platform.single(nodes, cores=4), specs, config)
+    seen: dict[float, dict[int, list[int]]] = {}
+    while sim.advance():
+        sched.schedule(sim)
+        seen[sim.now] = {j: job.nodes.tolist() for j, job in sim.running.items()}
+    return sim, sched, seen
+
+
+def test_a_penalty_on_the_nodes_holds_them_and_a_released_one_frees_them() -> None:
+    # One node; A (memory 0.6, 1000 s) runs; B (0.6, 200 s) arrives at 100 with infinite
+    # priority: A is paused; B ends at 300 and A is resumed.
+    # hold: A sits on the node paying 300 s, so C (0.6, 50 s) arriving at 400 does not fit and
+    # pauses A again (C outranks it) from 400; A resumes at 450, pays again, ends 750 + 900.
+    # release: A is in transit from 300 to 600 holding nothing; C starts at 400 on the free node
+    # and ends at 450; at 600 Greedy places A, whose resume is free: it ends 600 + 900 = 1500.
+    jobs = [job(1, 0, 1000, 0.6), job(2, 100, 200, 0.6), job(3, 400, 50, 0.6)]
+    sim, _, seen = _record("GreedyP */opt=min", jobs, 1)
+    assert seen[300.0] == {1: [0]} and seen[400.0] == {3: [0]}
+    assert sim.jobs[1].end_time == pytest.approx(1650.0) and sim.jobs[1].preemptions == 2
+    sim, sched, seen = _record("GreedyP */opt=min", jobs, 1, penalty="release")
+    assert seen[300.0] == {} and seen[400.0] == {3: [0]}
+    assert {j: sim.jobs[j].end_time for j in (1, 2, 3)} == pytest.approx(
+        {1: 1500.0, 2: 300.0, 3: 450.0}
+    )
+    assert sim.jobs[1].start_time == 0.0 and sim.jobs[1].preemptions == 1
+    assert sched.stats.released_moves == 0
+
+
+def test_a_released_migration_lands_wherever_greedy_finds_room() -> None:
+    # A (memory 0.5) on node 0, B (0.5) on node 1; C (0.9) arrives at 100 and GreedyPM moves
+    # A (lowest priority) beside B. Released, A leaves node 0 at once and B keeps node 1 to
+    # itself; C ends at 200; at 400 A's transit ends and Greedy puts it on the least-loaded
+    # node with room: node 0, not the node the move aimed at. A: 100 done, 900 left: ends 1300.
+    jobs = [job(1, 0, 1000, 0.5), job(2, 10, 1000, 0.5), job(3, 100, 100, 0.9)]
+    sim, sched, seen = _record("GreedyPM */opt=min", jobs, 2, penalty="release")
+    assert seen[100.0] == {2: [1], 3: [0]}
+    assert seen[400.0] == {1: [0], 2: [1]}
+    assert {j: sim.jobs[j].end_time for j in (1, 2, 3)} == pytest.approx(
+        {1: 1300.0, 2: 1010.0, 3: 200.0}
+    )
+    assert sched.stats.released_moves == 1
+    assert sim.result().summary["migrations"] == 0  # the engine saw a suspension
+
+
+def test_penalty_accounting_is_checked() -> None:
+    with pytest.raises(SpecError):
+        DFRSScheduler("GreedyP */opt=min", penalty="free")
+    with pytest.raises(SpecError):
+        DFRSScheduler("GreedyP */opt=min", penalty_seconds=-1.0)

@@ -230,3 +230,66 @@ def test_config_validation_and_presets() -> None:
         KoalaConfig(policy="equipartition")
     for kwargs in KOALA_PRESETS.values():
         Koala(**kwargs)
+
+
+# ----------------------------------------------------------------------------- local users
+def _local_world(cost: float = 0.0) -> list[JobSpec]:
+    # A and B (2..8, 600 s at 2, linear) start at 0; local L (rigid 4, 100 s) arrives at 10.
+    a, b = mall(1, 0, 600, 2, 2, 8), mall(2, 0, 600, 2, 2, 8)
+    if cost:
+        a, b = (dataclasses.replace(j, reconfig=FixedCost(cost)) for j in (a, b))
+    return [a, b, rigid(3, 10, 100, 4)]
+
+
+def test_a_local_job_preempts_grows_and_fpsma_and_egs_differ() -> None:
+    # FPSMA: A grows to 6 at 0 (30 done by 10, B 10). L takes 4: B is at its minimum, so A
+    # shrinks 6 -> 2. At 110 (A 130, B 110 done) A grows back to 6: 470 left at rate 3, ends
+    # 266.67; B (490 - 156.67 = 333.33 left) then grows to 8: ends 266.67 + 83.33 = 350.
+    # EGS: A and B at 4 (20 done each by 10), both shrink to 2 (120 done by 110), both grow
+    # back to 4: 480 left at rate 2, both end at 350.
+    sim, pol, seen = run([8], _local_world(), policy="fpsma", background={3: 0})
+    assert seen[10.0] == {1: (0, 2), 2: (0, 2), 3: (0, 4)}
+    assert seen[110.0] == {1: (0, 6), 2: (0, 2)}
+    t = times(sim)
+    assert t[1][1] == pytest.approx(110 + 470 / 3) and t[2][1] == pytest.approx(350)
+    assert t[3] == (10, 110) and pol.preempted == 1
+    sim, pol, seen = run([8], _local_world(), policy="egs", background={3: 0})
+    assert seen[0.0] == {1: (0, 4), 2: (0, 4)}
+    assert seen[110.0] == {1: (0, 4), 2: (0, 4)}
+    assert {j: e for j, (_, e) in times(sim).items()} == {1: 350, 2: 350, 3: 110}
+    assert pol.preempted == 2
+
+
+def test_a_local_job_waits_for_the_shrunk_job_to_release_its_processors() -> None:
+    # Resizes cost 5 s: A and B are busy until 5 after the grow at 0; at 10 FPSMA shrinks A
+    # (busy until 15) and L starts at 15 on the processors held for it.
+    sim, pol, seen = run([8], _local_world(5.0), policy="fpsma", background={3: 0})
+    assert seen[10.0] == {1: (0, 2), 2: (0, 2)}
+    assert seen[15.0] == {1: (0, 2), 2: (0, 2), 3: (0, 4)}
+    assert times(sim)[3] == (15, 115) and pol.preempted == 1
+
+
+def test_local_jobs_stay_on_their_cluster_and_koala_never_places_them() -> None:
+    # KOALA's rigid job takes 5 of cluster 0's 6. Worst-Fit would put the local job on cluster
+    # 1 (4 idle); it belongs to cluster 0 and waits there for the rigid job (never shrunk).
+    jobs = [rigid(1, 0, 50, 5), rigid(2, 1, 10, 2)]
+    sim, pol, seen = run([6, 4], jobs, background={2: 0})
+    assert seen[1.0] == {1: (0, 5)} and seen[50.0] == {2: (0, 2)}
+    assert times(sim)[2] == (50, 60)
+    assert pol.tries == {}  # a local job is not in KOALA's placement queue
+
+
+def test_background_jobs_are_reproducible_and_carry_the_asked_load() -> None:
+    from hpcgym.baselines.koala.background import background_jobs
+
+    plat = Platform.multi([64, 32])
+    a, where = background_jobs(plat, load=0.5, span=200_000, seed=3, first_id=1000)
+    b, _ = background_jobs(plat, load=0.5, span=200_000, seed=3, first_id=1000)
+    assert a == b and [j.id for j in a] == list(range(1000, 1000 + len(a)))
+    assert [j.submit for j in a] == sorted(j.submit for j in a)
+    for k, size in enumerate((64, 32)):
+        mine = [j for j in a if where[j.id] == k]
+        demand = sum(j.nodes * j.work for j in mine) / 200_000 / size
+        assert 0.4 < demand < 0.6 and max(j.nodes for j in mine) <= 16
+    with pytest.raises(SpecError):
+        background_jobs(plat, load=1.0, span=10, seed=0, first_id=1)

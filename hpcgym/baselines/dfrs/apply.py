@@ -41,6 +41,9 @@ class ApplyStats:
     cycle_breaks: int = 0
     unapplied: int = 0
     """Target placements that could not be carried out (left queued or suspended)."""
+    released_moves: int = 0
+    """``penalty="release"``: migrations carried out as a suspension and a transit (the engine
+    counts each as a preemption)."""
 
 
 def same_nodes(current: np.ndarray, target: np.ndarray) -> bool:

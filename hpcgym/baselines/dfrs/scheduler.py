@@ -23,6 +23,24 @@ Choices where the paper leaves room:
   ``Simulator.virtual_time`` instead, which stops during a penalty.
 - The bins of a fresh MCB8 packing are named after the nodes holding most of their tasks
   (``relabel``); ``relabel_bins=False`` keeps MCB8's own numbering (more migrations).
+
+**Penalty accounting** (the paper says only that every preemption or migration costs 300 s
+"of wall clock time", carried out "through a pause/resume mechanism" that moves the job
+"between node memory and secondary storage"; what the job holds meanwhile is not stated):
+
+- ``penalty="hold"`` (default, the engine's reconfiguration model): a resumed or migrated job
+  sits on its new nodes for the penalty, holding their memory and its CPU share without
+  progress, pinned there (MCB8 keeps it; GreedyPM pauses rather than moves it).
+- ``penalty="release"``: the penalty is spent off the nodes. A migration suspends the job
+  (freeing its nodes at once) and a resume of a paused job is deferred: either way the job
+  is *in transit* for ``penalty_seconds``, holding nothing, invisible to the mapping actions.
+  When the transit ends (a ``WAKEUP`` decision point) the job waits like a paused job with its
+  penalty paid: Greedy places it at once if its memory fits (highest priority first), and any
+  later mapping action may put it anywhere; its resume is then free. The engine runs without
+  reconfiguration cost (``setting`` gives it ``FixedCost(0)``), and the engine's counts read
+  differently: every migration is a suspension, so ``ApplyStats.released_moves`` counts the
+  migrations among them. Preemptions stay free when paid back; a paused job pays when it is
+  resumed, as under ``hold``.
 """
 
 from __future__ import annotations
@@ -35,7 +53,7 @@ import numpy as np
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.dfrs.allocation import maxmin_yields, yields
 from hpcgym.baselines.dfrs.apply import ApplyStats, apply_target, same_nodes
-from hpcgym.baselines.dfrs.config import DFRSConfig, parse_name
+from hpcgym.baselines.dfrs.config import PENALTY, DFRSConfig, parse_name
 from hpcgym.baselines.dfrs.mcb8 import PackJob, mcb8, mcb8_stretch
 from hpcgym.baselines.dfrs.placement import Placement, fits_memory, greedy_nodes
 from hpcgym.baselines.dfrs.priority import by_priority
@@ -50,6 +68,8 @@ _COMPLETED = EventType.COMPLETED
 _KILLED = EventType.KILLED
 _TICK = EventType.TICK
 _RUNNING = JobState.RUNNING
+_SUSPENDED = JobState.SUSPENDED
+_PENALTIES = ("hold", "release")
 
 
 class DFRSScheduler(BaseScheduler):
@@ -63,19 +83,40 @@ class DFRSScheduler(BaseScheduler):
         *,
         virtual_time: str = "allocated",
         relabel_bins: bool = True,
+        penalty: str = "hold",
+        penalty_seconds: float = PENALTY,
     ) -> None:
+        """An algorithm by config or paper-style name, with the choices of the module doc.
+
+        Args:
+            config: The algorithm (default: ``GreedyPM */per/opt=min/minvt=600``).
+            virtual_time: ``"allocated"`` or ``"progress"``.
+            relabel_bins: Rename MCB8's bins after the nodes holding their tasks.
+            penalty: ``"hold"`` (the engine charges it on the nodes) or ``"release"``.
+            penalty_seconds: Transit time of a resumed or migrated job under ``"release"``.
+        """
         if config is None:
             config = DFRSConfig()
         elif isinstance(config, str):
             config = parse_name(config)
         if virtual_time not in ("allocated", "progress"):
             raise SpecError(f"virtual_time must be 'allocated' or 'progress', got {virtual_time!r}")
+        if penalty not in _PENALTIES:
+            raise SpecError(f"penalty must be one of {_PENALTIES}, got {penalty!r}")
+        if not penalty_seconds >= 0:
+            raise SpecError(f"penalty_seconds must be >= 0, got {penalty_seconds}")
         self.config = config
+        self.penalty = penalty
+        self.penalty_seconds = float(penalty_seconds)
         self.virtual_time = virtual_time
         self.relabel_bins = relabel_bins
         self.stats = ApplyStats()
         self._vt: dict[int, float] = {}
         self._t = 0.0
+        self._transit: dict[int, float] = {}
+        """``release``: jobs in transit -> end of their penalty."""
+        self._paid: set[int] = set()
+        """``release``: paused jobs whose penalty is paid (their next resume is free)."""
 
     def __repr__(self) -> str:
         return f"DFRSScheduler({self.config.name!r})"
@@ -87,7 +128,8 @@ class DFRSScheduler(BaseScheduler):
 
         A 300 s penalty per preemption or migration, the period as tick, no walltime kills.
         """
-        penalised, dfrs = dfrs_setup(jobs, self.config)
+        cost = self.penalty_seconds if self.penalty == "hold" else 0.0
+        penalised, dfrs = dfrs_setup(jobs, self.config, penalty=cost)
         return penalised, replace(config, kill_on_walltime=dfrs.kill_on_walltime, tick=dfrs.tick)
 
     def reset(self) -> None:
@@ -95,6 +137,8 @@ class DFRSScheduler(BaseScheduler):
         self.stats = ApplyStats()
         self._vt = {}
         self._t = 0.0
+        self._transit = {}
+        self._paid = set()
 
     def _accumulate(self, sim: Simulator) -> None:
         """Add the yields allocated since the last decision point to the virtual times."""
@@ -127,7 +171,14 @@ class DFRSScheduler(BaseScheduler):
                 completed = True
             elif event is _TICK:
                 tick = True
-        if not (submitted or completed or tick):
+        arrived: list[Job] = []
+        if self._transit:
+            for jid, end in list(self._transit.items()):
+                if end <= sim.now:
+                    del self._transit[jid]
+                    self._paid.add(jid)
+                    arrived.append(sim.jobs[jid])
+        if not (submitted or completed or tick or arrived):
             return
         if len(sim.platform.clusters) != 1:
             raise SpecError("DFRS schedules a single cluster of identical nodes")
@@ -154,19 +205,59 @@ class DFRSScheduler(BaseScheduler):
             target = self._mcb8(sim)
         elif tick and cfg.periodic == "mcb8-stretch":
             target, alloc = self._mcb8_stretch(sim)
+        if arrived:
+            self._place_arrived(sim, target, arrived)
+        if self.penalty == "release":
+            self._release(sim, target)
+            alloc = None
         if alloc is None and cfg.periodic == "mcb8-stretch":
             alloc = self._stretch_alloc(sim, target)
         elif alloc is None:
             alloc = yields(target, cfg.opt)
         apply_target(sim, target, alloc, self.stats)
+        if self._paid:
+            self._paid = {jid for jid in self._paid if sim.jobs[jid].state is _SUSPENDED}
+
+    # ----------------------------------------------------------------------------- release
+    def _place_arrived(self, sim: Simulator, target: Placement, arrived: list[Job]) -> None:
+        """``release``: Greedy for the jobs whose transit just ended, highest priority first."""
+        for job in by_priority(sim, arrived, self._vfun(sim)):
+            if job.id in target or job.state is not _SUSPENDED:
+                continue
+            nodes = greedy_nodes(target, job.spec)
+            if nodes is not None:
+                target.add(job.spec, nodes)
+
+    def _release(self, sim: Simulator, target: Placement) -> None:
+        """``release``: send the jobs the target resumes unpaid or moves into transit."""
+        now = sim.now
+        for jid, nodes in list(target.nodes.items()):
+            job = sim.jobs[jid]
+            if job.state is _SUSPENDED and jid not in self._paid:
+                pass  # a resume: its penalty comes first
+            elif job.state is _RUNNING and not same_nodes(job.nodes, nodes):
+                sim.suspend(jid)  # a migration: off its nodes at once
+                self.stats.suspends += 1
+                self.stats.released_moves += 1
+            else:
+                continue
+            target.remove(jid)
+            self._transit[jid] = now + self.penalty_seconds
+            sim.wake_at(now + self.penalty_seconds)
 
     def _vfun(self, sim: Simulator) -> Callable[[Job], float]:
         return lambda job: self._virtual(sim, job)
 
     # ----------------------------------------------------------------------------- greedy
+    def _waiting(self, sim: Simulator) -> list[Job]:
+        """Queued and paused jobs, less those in transit (``release``)."""
+        transit = self._transit
+        paused = [j for j in sim.suspended.values() if j.id not in transit]
+        return [*sim.queue.values(), *paused]
+
     def _greedy_waiting(self, sim: Simulator, target: Placement) -> None:
         """Greedy for every waiting job (queued or paused), highest priority first."""
-        waiting = [*sim.queue.values(), *sim.suspended.values()]
+        waiting = self._waiting(sim)
         for job in by_priority(sim, waiting, self._vfun(sim)):
             nodes = greedy_nodes(target, job.spec)
             if nodes is not None:
@@ -221,11 +312,7 @@ class DFRSScheduler(BaseScheduler):
         """Every active job in priority order, pinned where its mapping must be kept."""
         cfg = self.config
         now = sim.now
-        active = by_priority(
-            sim,
-            [*sim.running.values(), *sim.suspended.values(), *sim.queue.values()],
-            self._vfun(sim),
-        )
+        active = by_priority(sim, [*sim.running.values(), *self._waiting(sim)], self._vfun(sim))
         packs = []
         for job in active:
             spec = job.spec

@@ -24,12 +24,24 @@ no hpcgym workload has: it is not applicable and refused with a clear error.
 
 **Threshold** (section 5.2): grows never leave fewer than ``keep_free`` idle processors in a
 cluster, so that local users find some. **Choice**: the threshold bounds grows only (the
-paper: "never expands"); placing a new job may use every idle processor. Background load from
-users bypassing KOALA is not modelled (no hpcgym workload has it).
+paper: "never expands"); placing a new job may use every idle processor.
+
+**Background load** (sections 2.4 and 5.2: local users bypass KOALA, and the system may be "in
+direct need of the reclaimed processors"): ``background`` maps the ids of *local* jobs to their
+cluster (``hpcgym.baselines.koala.background`` draws them). KOALA never places, grows or
+counts them; at every decision point, before the manager, each waiting local job (in
+submission order) takes idle processors of its cluster, and when too few are idle the
+processors KOALA's malleable jobs got by growing are taken back by a *mandatory* shrink
+(the policy's shrink order) down to their minimum. The local job starts once the shrunk jobs
+have released their processors (at once when resizing is free); if even that leaves too few,
+it waits for its cluster's next free processors. **Choice**: the local resource manager
+serves its own jobs first come, first served, and never touches KOALA's rigid jobs or a
+malleable job's minimum (the paper's guarantee that KOALA jobs keep running).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -90,10 +102,24 @@ class Koala(BaseScheduler):
 
     name: ClassVar[str] = "koala"
 
-    def __init__(self, config: KoalaConfig | None = None, **kwargs: Any) -> None:
-        """Use ``config``, or build one from keyword arguments (``Koala(approach="pwa")``)."""
+    def __init__(
+        self,
+        config: KoalaConfig | None = None,
+        *,
+        background: Mapping[int, int] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Use ``config``, or build one from keyword arguments (``Koala(approach="pwa")``).
+
+        Args:
+            config: The scheduler's parameters (else ``KoalaConfig(**kwargs)``).
+            background: Local jobs that bypass KOALA: job id -> cluster index.
+            **kwargs: ``KoalaConfig`` fields, when ``config`` is not given.
+        """
         self.config = config if config is not None else KoalaConfig(**kwargs)
         self.policy = Policy(self.config.policy)
+        self.background: dict[int, int] = dict(background or {})
+        """Local jobs (bypassing KOALA) and their cluster."""
         self.reset()
 
     def reset(self) -> None:
@@ -107,12 +133,16 @@ class Koala(BaseScheduler):
         self.shrinks = 0
         """Shrink operations issued."""
         self.pending: dict[int, tuple[int, int, tuple[int, ...]]] = {}
-        """PWA: job placed by shrinking -> (cluster, processors held for it, shrinking jobs)."""
+        """Job placed by shrinking (PWA, local) -> (cluster, processors held, shrinking jobs)."""
+        self.preempted = 0
+        """Mandatory shrinks issued for local jobs (also counted in ``shrinks``)."""
 
     def schedule(self, sim: Simulator) -> None:
-        """One scan: manager and placement in the order of the approach, then try counts."""
+        """One scan: local jobs, manager and placement in the order of the approach, tries."""
         approach = self.config.approach
         self._place_pending(sim)
+        if self.background:
+            self._serve_local(sim)
         if approach == "pra":
             self._grow(sim)
             self._scan(sim)
@@ -125,10 +155,14 @@ class Koala(BaseScheduler):
         self._count_tries(sim)
 
     # ----------------------------------------------------------------------------- placement
+    def _waiting(self, sim: Simulator) -> list[Job]:
+        """KOALA's placement queue: waiting jobs that are not local and not held for."""
+        local, pending = self.background, self.pending
+        return [j for j in sim.queue.values() if j.id not in local and j.id not in pending]
+
     def _scan(self, sim: Simulator) -> None:
-        for job in list(sim.queue.values()):
-            if job.id not in self.pending:
-                self._place(sim, job)
+        for job in self._waiting(sim):
+            self._place(sim, job)
 
     def _idle(self, sim: Simulator, cluster: int) -> int:
         """Idle processors of ``cluster`` not held for a job waiting for shrinks to finish."""
@@ -169,14 +203,38 @@ class Koala(BaseScheduler):
 
     def _count_tries(self, sim: Simulator) -> None:
         limit = self.config.max_tries
-        for jid in list(sim.queue):
-            if jid in self.pending:
-                continue
+        for jid in [j.id for j in self._waiting(sim)]:
             n = self.tries[jid] = self.tries.get(jid, 0) + 1
             if limit is not None and n > limit:
                 sim.reject(jid)
                 del self.tries[jid]
                 self.failed.append(jid)
+
+    # ----------------------------------------------------------------------------- local users
+    def _serve_local(self, sim: Simulator) -> None:
+        """Start waiting local jobs, reclaiming grown processors when too few are idle."""
+        waiting = [j for j in sim.queue.values() if j.id in self.background]
+        waiting.sort(key=lambda j: (j.spec.submit, j.id))
+        for job in waiting:
+            if job.id in self.pending:
+                continue
+            k = self.background[job.id]
+            need = job.spec.nodes
+            idle = self._idle(sim, k)
+            if idle >= need:
+                sim.start(job.id, need, cluster=k)
+                continue
+            jobs = self._malleable(sim, k)
+            if idle + sum(shrinkable(j.spec, j.size) for j in jobs) < need:
+                continue
+            sizes = shrink(self.policy, [(j.spec, j.size) for j in jobs], need - idle)
+            self.preempted += sum(1 for j, n in zip(jobs, sizes, strict=True) if n < j.size)
+            self._apply(sim, jobs, sizes)
+            shrunk = tuple(j.id for j in jobs if j.state is JobState.RECONFIGURING)
+            if shrunk:
+                self.pending[job.id] = (k, need, shrunk)
+            else:
+                sim.start(job.id, need, cluster=k)
 
     # ----------------------------------------------------------------------------- manager
     @staticmethod
@@ -222,9 +280,7 @@ class Koala(BaseScheduler):
         the end of their reconfiguration otherwise; the released processors are held for it.
         """
         n_clusters = len(sim.platform.clusters)
-        for job in list(sim.queue.values()):
-            if job.id in self.pending:
-                continue
+        for job in self._waiting(sim):
             need = self._min_size(job)
             best: tuple[int, int, int] | None = None
             for k in range(n_clusters):

@@ -29,13 +29,17 @@ import dataclasses
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from hpcgym.atomic import write_csv
+from hpcgym.atomic import write_csv, write_text
 from hpcgym.baselines import make
 from hpcgym.baselines.dfrs import DFRSScheduler, dfrs_setup, max_stretch_bound, parse_name
 from hpcgym.bench.papers import publish
+from hpcgym.bench.stats import interval
 from hpcgym.sim import JobSpec, SimConfig, Simulator
 from hpcgym.workloads import load
 from hpcgym.workloads.workload import Workload
@@ -76,6 +80,11 @@ class Case:
     algorithm: str
     penalty: float = 300.0
     period: float = 600.0
+    accounting: str = "hold"
+    """Penalty accounting: ``hold`` (on the nodes, pinned) or ``release`` (off the nodes)."""
+    relabel: bool = True
+    """Rename MCB8's bins after the nodes holding their tasks."""
+    virtual_time: str = "allocated"
 
 
 def workload(seed: int, load_: float, n_jobs: int) -> Workload:
@@ -107,29 +116,41 @@ def run_case(case: Case) -> dict[str, float | str | int]:
     w = workload(case.seed, case.load, case.jobs)
     jobs = list(w.jobs[: case.jobs])
     t0 = time.perf_counter()
-    cycle_breaks = 0
+    cycle_breaks = moved = 0
     if case.algorithm in BATCH:
         exclusive = [dataclasses.replace(j, cpu_need=1.0) for j in jobs]
         sim = Simulator(w.platform, exclusive, SimConfig(kill_on_walltime=False))
         make(case.algorithm.lower()).run(sim)
     else:
         cfg = parse_name(case.algorithm, case.period)
-        specs, config = dfrs_setup(jobs, cfg, penalty=case.penalty)
+        engine_penalty = case.penalty if case.accounting == "hold" else 0.0
+        specs, config = dfrs_setup(jobs, cfg, penalty=engine_penalty)
         sim = Simulator(w.platform, specs, config)
-        sched = DFRSScheduler(cfg)
+        sched = DFRSScheduler(
+            cfg,
+            penalty=case.accounting,
+            penalty_seconds=case.penalty,
+            relabel_bins=case.relabel,
+            virtual_time=case.virtual_time,
+        )
         sched.run(sim)
         cycle_breaks = sched.stats.cycle_breaks
+        moved = sched.stats.released_moves
     s = sim.result().summary
     hours = s["makespan"] / 3600.0
+    # Under ``release`` a migration is a suspension and a transit: the engine counts it as a
+    # preemption, the paper as a migration.
+    pmtn = s["preemptions"] - (moved if case.algorithm not in BATCH else 0)
+    mig = s["migrations"] + (moved if case.algorithm not in BATCH else 0)
     return {
         **dataclasses.asdict(case),
         "max_bounded_stretch": s["max_bounded_stretch"],
-        "preemptions": s["preemptions"],
-        "migrations": s["migrations"],
-        "pmtn_per_hour": s["preemptions"] / hours if hours > 0 else 0.0,
-        "mig_per_hour": s["migrations"] / hours if hours > 0 else 0.0,
-        "pmtn_per_job": s["preemptions"] / len(jobs),
-        "mig_per_job": s["migrations"] / len(jobs),
+        "preemptions": pmtn,
+        "migrations": mig,
+        "pmtn_per_hour": pmtn / hours if hours > 0 else 0.0,
+        "mig_per_hour": mig / hours if hours > 0 else 0.0,
+        "pmtn_per_job": pmtn / len(jobs),
+        "mig_per_job": mig / len(jobs),
         # Moves carried out as suspend + resume (the engine counts a preemption; the paper, whose
         # migrations are all pause/resume, would count a migration).
         "cycle_breaks_per_job": cycle_breaks / len(jobs),
@@ -194,6 +215,183 @@ def tables(df: pd.DataFrame) -> str:
     return "\n".join(out) + "\n"
 
 
+# ----------------------------------------------------------------------------- ablation
+BEST = "GreedyPM */per/opt=min/minvt=600"
+"""The paper's best algorithm."""
+GREEDY = "GreedyPM */opt=min"
+"""The algorithm the paper finds 20x worse than ``BEST`` (Table 2: 124 vs 6.1)."""
+MCB8_ARRIVAL = "MCB8 */opt=min"
+"""MCB8 on every arrival and completion: the paper's 490 migrations per hour (Table 3)."""
+TODAY = "today: penalty held on the nodes, job pinned"
+RELEASE = "penalty released: off the nodes, placed anywhere after"
+VARIANTS: dict[str, dict[str, Any]] = {
+    TODAY: {},
+    RELEASE: {"accounting": "release"},
+    "bins not renamed (MCB8's own numbering)": {"relabel": False},
+    "virtual time stops during the penalty": {"virtual_time": "progress"},
+    "no penalty": {"penalty": 0.0},
+}
+"""Each suspected cause toggled alone against ``TODAY`` (``Case`` fields)."""
+PLAN = {
+    BEST: tuple(VARIANTS),
+    GREEDY: (TODAY, RELEASE),
+    MCB8_ARRIVAL: (TODAY, RELEASE, "bins not renamed (MCB8's own numbering)"),
+}
+ABLATION_LOADS = (0.3, 0.6, 0.9)
+ABLATION_JOBS = 100
+"""Jobs per trace in the ablation (the paper: 1000; 100 keeps 100+ instances affordable)."""
+QUICK_SEEDS = 4
+FULL_SEEDS = 34
+"""Traces per load: 34 x 3 loads = 102 instances."""
+
+
+def ablation_cases(seeds: int, n_jobs: int = ABLATION_JOBS) -> list[Case]:
+    """EASY and the ``PLAN`` of every instance (``seeds`` traces at each ablation load)."""
+    out = []
+    for seed in range(seeds):
+        for ld in ABLATION_LOADS:
+            out.append(Case(seed, ld, n_jobs, "EASY"))
+            for algorithm, variants in PLAN.items():
+                for v in variants:
+                    case = Case(seed, ld, n_jobs, algorithm)
+                    out.append(dataclasses.replace(case, **VARIANTS[v]))
+    return out
+
+
+def variant_of(row: pd.Series) -> str:
+    """The ``VARIANTS`` name of a row."""
+    for name, change in VARIANTS.items():
+        base: dict[str, Any] = {
+            "accounting": "hold",
+            "relabel": True,
+            "virtual_time": "allocated",
+            "penalty": 300.0,
+        }
+        base.update(change)
+        if all(row[k] == v for k, v in base.items()):
+            return name
+    return "other"
+
+
+def ablation_runs(seeds: int, workers: int, n_jobs: int = ABLATION_JOBS) -> pd.DataFrame:
+    """Run the ablation's cases in ``workers`` processes; one row each, with the bound."""
+    cases = ablation_cases(seeds, n_jobs)
+    keys = sorted({(c.seed, c.load, c.jobs) for c in cases})
+    cases.sort(key=lambda c: -c.load)
+    with ProcessPoolExecutor(workers) as pool:
+        bounds = dict(pool.map(bound_of, keys))
+        rows = list(pool.map(run_case, cases, chunksize=4))
+    df = pd.DataFrame(rows)
+    df["bound"] = [
+        bounds[(int(s), float(ld), int(n))]
+        for s, ld, n in zip(df["seed"], df["load"], df["jobs"], strict=True)
+    ]
+    df["degradation"] = df["max_bounded_stretch"] / df["bound"]
+    df["variant"] = [variant_of(r) for _, r in df.iterrows()]
+    return df
+
+
+def _est(values: pd.Series | np.ndarray, digits: str = ".1f") -> str:
+    e = interval(np.asarray(values, dtype=float))
+    return f"{e.value:{digits}} [{e.low:{digits}}, {e.high:{digits}}]"
+
+
+def _series(df: pd.DataFrame, algorithm: str, variant: str, col: str) -> pd.Series:
+    part = df[(df["algorithm"] == algorithm) & (df["variant"] == variant)]
+    return part.set_index(["seed", "load"])[col].sort_index()
+
+
+def ablation_report(df: pd.DataFrame) -> str:
+    """Ablation tables with 95% bootstrap intervals over the instances."""
+    n = df.groupby(["seed", "load"]).ngroups
+    per_load = df.groupby("load")["seed"].nunique().min()
+    easy = df[df["algorithm"] == "EASY"]["degradation"]
+    lines = [
+        f"{n} instances ({per_load} traces of {df['jobs'].iloc[0]} jobs at each load "
+        f"{', '.join(f'{x:g}' for x in ABLATION_LOADS)}); [low, high]: 95% bootstrap interval "
+        "of the mean over instances. EASY: degradation " + _est(easy) + ".",
+        "",
+        f"| setting | {BEST} | {GREEDY} | ratio best / GreedyPM * (paper 0.05) | verdict "
+        f"| {MCB8_ARRIVAL} | MCB8 * mig/h, load 0.9 (paper 490 at >= 0.7) |",
+        "|---|---:|---:|---:|---|---:|---:|",
+    ]
+    for variant in VARIANTS:
+        best = _series(df, BEST, variant, "degradation")
+        greedy = _series(df, GREEDY, variant, "degradation")
+        mcb8 = _series(df, MCB8_ARRIVAL, variant, "degradation")
+        cells = [_est(best)]
+        if len(greedy):
+            e = interval((best / greedy).to_numpy())
+            verdict = (
+                "best ahead (paper)" if e.high < 1 else ("best behind" if e.low > 1 else "tie")
+            )
+            cells += [_est(greedy), f"{e.value:.2f} [{e.low:.2f}, {e.high:.2f}]", verdict]
+        else:
+            cells += ["", "", ""]
+        if len(mcb8):
+            mig = _series(df, MCB8_ARRIVAL, variant, "mig_per_hour")
+            cells += [_est(mcb8), _est(mig[mig.index.get_level_values("load") == 0.9])]
+        else:
+            cells += ["", ""]
+        lines.append(f"| {variant} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        f"By load, {BEST} (degradation) and its preemptions and migrations per job:",
+        "",
+        "| setting | load | degradation | pmtn/job | mig/job | NUU |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for variant in (TODAY, RELEASE):
+        part = df[(df["algorithm"] == BEST) & (df["variant"] == variant)]
+        for ld, g in part.groupby("load"):
+            lines.append(
+                f"| {variant.split(':')[0]} | {ld:g} | {_est(g['degradation'])} | "
+                f"{_est(g['pmtn_per_job'], '.2f')} | {_est(g['mig_per_job'], '.2f')} | "
+                f"{_est(g['nuu'], '.3f')} |"
+            )
+    bins = "bins not renamed (MCB8's own numbering)"
+    lines += [
+        "",
+        f"Bin renaming, {MCB8_ARRIVAL}: migrations without renaming over with it (per instance):",
+        "",
+        "| load | migrations/job, renamed | not renamed | ratio |",
+        "|---:|---:|---:|---:|",
+    ]
+    on = _series(df, MCB8_ARRIVAL, TODAY, "migrations")
+    off = _series(df, MCB8_ARRIVAL, bins, "migrations")
+    jobs = float(df["jobs"].iloc[0])
+    for ld in ABLATION_LOADS:
+        a = on[on.index.get_level_values("load") == ld]
+        b = off[off.index.get_level_values("load") == ld]
+        keep = (a > 0).to_numpy()
+        if keep.sum() < 2:
+            continue
+        lines.append(
+            f"| {ld:g} | {_est(a / jobs, '.2f')} | {_est(b / jobs, '.2f')} | "
+            f"{_est((b[keep] / a[keep]).to_numpy(), '.2f')} |"
+        )
+    keep = (on > 0).to_numpy()
+    if keep.sum() < 2:
+        return "\n".join(lines) + "\n"
+    total = off.to_numpy().sum() / on.to_numpy().sum()
+    lines.append(
+        f"| all | | | {_est((off[keep] / on[keep]).to_numpy(), '.2f')} (pooled {total:.2f}) |"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def run(quick: bool, out: Path | None) -> str:
+    """The ablation with intervals (``quick``: 4 traces per load); markdown, also to ``out``."""
+    seeds = QUICK_SEEDS if quick else FULL_SEEDS
+    t0 = time.perf_counter()
+    df = ablation_runs(seeds, workers=2)
+    text = ablation_report(df)
+    text += f"\n{len(df)} simulations in {time.perf_counter() - t0:.0f} s on 2 workers.\n"
+    if out is not None:
+        write_text(out, text)
+    return text
+
+
 def main() -> None:
     """Run the cases in parallel and print (or write) the tables."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -210,7 +408,22 @@ def main() -> None:
     parser.add_argument(
         "--from-csv", nargs="+", default=None, help="tables from finished runs' CSVs (no run)"
     )
+    parser.add_argument(
+        "--ablation", action="store_true", help="the ablation with intervals (what run() prints)"
+    )
+    parser.add_argument("--quick", action="store_true", help="with --ablation: 4 traces per load")
     args = parser.parse_args()
+    if args.ablation:
+        seeds = QUICK_SEEDS if args.quick else FULL_SEEDS
+        t0 = time.perf_counter()
+        df = ablation_runs(seeds, args.workers)
+        if args.csv:
+            write_csv(args.csv, df, index=False)
+        text = ablation_report(df)
+        took = time.perf_counter() - t0
+        text += f"\n{len(df)} simulations in {took:.0f} s on {args.workers} workers.\n"
+        publish(text, args.out)
+        return
     if args.from_csv:
         df = pd.concat([pd.read_csv(p) for p in args.from_csv], ignore_index=True)
         df["period"] = df["period"].fillna(600.0) if "period" in df else 600.0
