@@ -94,7 +94,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
     for name in registry.names():
         ws = registry.get(name)
         opts = ", ".join(f"{k}={v!r}" for k, v in ws.options.items())
-        line = f"  {name:<{width}}  {ws.description}" + (f"  [{opts}]" if opts else "")
+        line = f"  {name:<{width}}  {ws.description}; unit: {ws.allocation}"
+        line += f"  [{opts}]" if opts else ""
         if ws.file is not None:
             line += f"  <- {ws.file} ({catalog.where(ws.file)})"
         print(line)

@@ -12,6 +12,8 @@ def test_list(capsys):
     assert main(["workloads", "list"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in names())
+    lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
+    assert "unit: node" in lines["swf/hpc2n-v0"] and "unit: processor" in lines["swf/hpc2n-v1"]
 
 
 def test_show_set_and_file(traces_dir, capsys):
