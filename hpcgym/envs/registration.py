@@ -77,6 +77,18 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 """Keyword arguments of every preset id."""
 
+ALLOCATION: dict[str, str] = {
+    "hpcgym/Rigid-v0": "processor",
+    "hpcgym/Malleable-v0": "processor",
+    "hpcgym/Evolving-v0": "node",
+    "hpcgym/Shared-v0": "node",
+    "hpcgym/MultiCluster-v0": "processor",
+}
+"""The unit each preset's job sizes count, as its workload set declares it: processors (SWF's
+unit; on Rigid-v0's and Malleable-v0's one-processor nodes either unit gives the same jobs), or
+whole nodes where the paper's setting uses them (Klein-Perez's evolving steps, DFRS's tasks on
+quad-core nodes)."""
+
 
 def register_presets() -> None:
     """Register every preset (ids already registered are left alone)."""

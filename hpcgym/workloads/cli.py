@@ -12,7 +12,13 @@ from typing import Any
 from hpcgym.cli_checks import writable_file
 from hpcgym.errors import HpcGymError
 from hpcgym.workloads import catalog, registry, transforms
-from hpcgym.workloads.convert import BAD_LINE, read_workload, write_workload
+from hpcgym.workloads.convert import (
+    ALLOCATIONS,
+    BAD_LINE,
+    DEFAULT_ALLOCATION,
+    read_workload,
+    write_workload,
+)
 from hpcgym.workloads.stats import describe, format_stats
 from hpcgym.workloads.workload import Workload
 
@@ -37,13 +43,35 @@ def _command(args: argparse.Namespace) -> str:
     return shlex.join(["hpcgym", *(sys.argv[1:] if argv is None else argv)])
 
 
-def _load(target: str, seed: int, options: dict[str, Any], strict: bool = True) -> Workload:
-    if target in registry.names() or not Path(target).is_file():
-        # A set name, or a trace file name found in the trace folders.
+def _load(
+    target: str,
+    seed: int,
+    options: dict[str, Any],
+    strict: bool = True,
+    allocation: str | None = None,
+    procs_per_node: int | None = None,
+) -> Workload:
+    reading: dict[str, Any] = {}
+    if allocation is not None:
+        reading["allocation"] = allocation
+    if procs_per_node is not None:
+        reading["procs_per_node"] = procs_per_node
+    if target in registry.names():
+        if reading:
+            ws = registry.get(target)
+            where = f"the file: hpcgym workloads show {ws.file} " if ws.file else "an SWF file "
+            raise HpcGymError(
+                f"{target} declares its unit ({ws.allocation}); --allocation and "
+                f"--procs-per-node apply to files: to see another unit, show {where}"
+                "--allocation processor|node"
+            )
         return registry.load(target, seed, **options)
+    if not Path(target).is_file():
+        # A trace file name found in the trace folders (or an unknown name: the set's error).
+        return registry.load(target, seed, **options, **reading)
     if options:
         raise HpcGymError("--option applies to named sets, not to files")
-    return read_workload(target, strict=strict)
+    return read_workload(target, strict=strict, **reading)
 
 
 def _print_skipped(w: Workload) -> None:
@@ -66,7 +94,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
     for name in registry.names():
         ws = registry.get(name)
         opts = ", ".join(f"{k}={v!r}" for k, v in ws.options.items())
-        line = f"  {name:<{width}}  {ws.description}" + (f"  [{opts}]" if opts else "")
+        line = f"  {name:<{width}}  {ws.description}; unit: {ws.allocation}"
+        line += f"  [{opts}]" if opts else ""
         if ws.file is not None:
             line += f"  <- {ws.file} ({catalog.where(ws.file)})"
         print(line)
@@ -100,8 +129,16 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    w = _load(args.target, args.seed, _options(args.option), strict=not args.lenient)
-    print(format_stats(describe(w)))
+    w = _load(
+        args.target,
+        args.seed,
+        _options(args.option),
+        strict=not args.lenient,
+        allocation=args.allocation,
+        procs_per_node=args.procs_per_node,
+    )
+    named = args.target in registry.names()
+    print(format_stats(describe(w), registry.get(args.target).allocation if named else None))
     _print_skipped(w)
     if args.provenance:
         for step in w.provenance:
@@ -111,7 +148,12 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 def _cmd_convert(args: argparse.Namespace) -> int:
     writable_file(args.dest)
-    w = read_workload(args.source, strict=not args.lenient, procs_per_node=args.procs_per_node)
+    w = read_workload(
+        args.source,
+        strict=not args.lenient,
+        procs_per_node=args.procs_per_node,
+        allocation=args.allocation,
+    )
     if args.window is not None:
         w = transforms.window(w, args.window[0], args.window[1])
     if args.random_start is not None:
@@ -190,6 +232,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     seed_help = "seed of the set's random choices (default 0; e.g. --seed 3)"
     option_help = "an option of the named set, repeatable (e.g. --option n_jobs=500)"
     lenient_help = "skip malformed SWF lines instead of stopping at the first one"
+    allocation_help = (
+        f"unit of the jobs' sizes: processor (SWF's; default {DEFAULT_ALLOCATION}) or node "
+        "(whole nodes, rounded up: more core-seconds)"
+    )
+    ppn_help = "processors per node (default: MaxProcs / MaxNodes of the header; e.g. 2)"
     show = sub.add_parser(
         "show",
         help="statistics of a named set or an SWF file (e.g. hpcgym workloads show swf/hpc2n-v0)",
@@ -207,6 +254,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--provenance", action="store_true", help="also print how the set was made, step by step"
     )
     show.add_argument("--lenient", action="store_true", help=lenient_help)
+    show.add_argument("--allocation", choices=ALLOCATIONS, help=f"{allocation_help} (files only)")
+    show.add_argument("--procs-per-node", type=int, metavar="K", help=f"{ppn_help} (files only)")
     show.set_defaults(func=_cmd_show)
 
     conv = sub.add_parser(
@@ -244,10 +293,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="walltime estimates: exact runtimes, the users' own, or noisy (seeded)",
     )
     conv.add_argument("--seed", type=int, default=0, help=seed_help)
+    conv.add_argument("--procs-per-node", type=int, metavar="K", help=ppn_help)
     conv.add_argument(
-        "--procs-per-node",
-        type=int,
-        help="processors per node, to turn the trace's processors into nodes (e.g. 2)",
+        "--allocation", choices=ALLOCATIONS, default=DEFAULT_ALLOCATION, help=allocation_help
     )
     conv.add_argument("--lenient", action="store_true", help=lenient_help)
     conv.set_defaults(func=_cmd_convert)

@@ -1,10 +1,15 @@
 """From SWF records to jobs and back.
 
 A record becomes a rigid job: its size is the allocated processors (field 5, else the requested
-ones, field 8) divided by the processors per node and rounded up; its work is the run time
-(field 4); its walltime the requested time (field 9) when given; submit times are shifted so
-the first record submits at 0. Records that cannot run in a simulation (missing run time, size
-or submit time) are not jobs; they are counted by reason in ``Workload.skipped``.
+ones, field 8); its work is the run time (field 4); its walltime the requested time (field 9)
+when given; submit times are shifted so the first record submits at 0. Records that cannot run
+in a simulation (missing run time, size or submit time) are not jobs; they are counted by reason
+in ``Workload.skipped``.
+
+The unit of allocation is the processor, as in SWF: the machine is ``MaxProcs`` one-processor
+units and each job asks for its processor count. ``allocation="node"`` allocates whole nodes
+instead: each job's processors are divided by the processors per node and rounded up, which
+adds core-seconds (a job on 3 of 8 cores holds all 8) and raises the offered load.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import shlex
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -38,6 +44,31 @@ def record_procs(rows: np.ndarray) -> np.ndarray:
     """Processors of each record: allocated (field 5) when known, else requested (field 8)."""
     alloc = rows[:, COL["alloc_procs"]]
     return np.where(alloc > 0, alloc, rows[:, COL["req_procs"]])
+
+
+Allocation = Literal["processor", "node"]
+"""The unit a trace's jobs are allocated in: processors (SWF's unit), or whole nodes."""
+
+ALLOCATIONS: tuple[Allocation, ...] = ("processor", "node")
+DEFAULT_ALLOCATION: Allocation = "processor"
+"""Processors, the unit SWF records count."""
+
+
+def check_allocation(value: object) -> Allocation:
+    """``value`` as an :data:`Allocation`, or a :class:`WorkloadError` saying what is accepted."""
+    if value not in ALLOCATIONS:
+        raise WorkloadError(
+            f"allocation must be 'processor' or 'node', got {value!r}: 'processor' gives each "
+            "job its SWF processor count on a machine of MaxProcs one-processor units; 'node' "
+            "rounds each job up to whole nodes of MaxProcs / MaxNodes processors"
+        )
+    return value
+
+
+def unit_sizes(procs: np.ndarray, allocation: Allocation, procs_per_node: int) -> np.ndarray:
+    """Job sizes in units: processors (rounded up to whole ones), or whole nodes (rounded up)."""
+    per_unit = 1 if allocation == "processor" else procs_per_node
+    return np.ceil(procs / per_unit).astype(np.int64)
 
 
 BAD_LINE = "bad SWF line (unreadable; see the reader's report)"
@@ -84,8 +115,8 @@ def _check_unique_ids(trace: SwfTrace, rows: np.ndarray) -> None:
         first[jid] = i
 
 
-def _header_size(trace: SwfTrace, ppn: int, nodes: np.ndarray) -> int:
-    """The machine's node count from the header (else the largest job), checked."""
+def _check_header(trace: SwfTrace) -> None:
+    """Refuse a header ``MaxProcs`` or ``MaxNodes`` below 1."""
     header = trace.header
     for key, value in (("MaxProcs", header.max_procs), ("MaxNodes", header.max_nodes)):
         if value is not None and value < 1:
@@ -93,17 +124,73 @@ def _header_size(trace: SwfTrace, ppn: int, nodes: np.ndarray) -> int:
                 f"{trace.path}: header {key}: {value}; a machine has at least one node and "
                 "processor. Fix the header, or give the platform."
             )
-    size = (
-        (header.max_procs // ppn if header.max_procs else None)
-        or header.max_nodes
-        or (int(nodes.max()) if len(nodes) else 1)
-    )
-    if size < 1:
+
+
+def _machine_units(
+    trace: SwfTrace, ppn: int, allocation: Allocation, sizes: np.ndarray
+) -> tuple[int, str]:
+    """The machine's size in units, from the header, and where it comes from (for errors).
+
+    Processors: ``MaxProcs``, else ``MaxNodes`` nodes of ``ppn``; a header with neither is an
+    error (the machine is unknown). Nodes: ``MaxProcs / ppn``, else ``MaxNodes``, else the
+    largest job (the behaviour of node allocation before processors became the default).
+    """
+    header = trace.header
+    _check_header(trace)
+    if allocation == "processor":
+        if header.max_procs:
+            return header.max_procs, f"header MaxProcs {header.max_procs}"
+        if header.max_nodes:
+            return header.max_nodes * ppn, f"header MaxNodes {header.max_nodes} x {ppn}"
         raise WorkloadError(
-            f"{trace.path}: header MaxProcs {header.max_procs} is fewer than the "
-            f"{ppn} processors of one node. Fix the header, or give procs_per_node."
+            f"{trace.path}: the header gives neither MaxProcs nor MaxNodes, so the machine's "
+            "size is unknown. Add a '; MaxProcs: N' line to the header, give the platform "
+            "(platform=Platform.single(N) for N processors), or pass allocation='node', which "
+            "sizes the machine by its largest job."
         )
-    return int(size)
+    if header.max_procs:
+        size = header.max_procs // ppn
+        if size < 1:
+            raise WorkloadError(
+                f"{trace.path}: header MaxProcs {header.max_procs} is fewer than the "
+                f"{ppn} processors of one node. Fix the header, or give procs_per_node."
+            )
+        return size, f"header MaxProcs {header.max_procs} / {ppn}"
+    if header.max_nodes:
+        return header.max_nodes, f"header MaxNodes {header.max_nodes}"
+    return (int(sizes.max()) if len(sizes) else 1), "largest job"
+
+
+def _check_fit(
+    trace: SwfTrace,
+    source: np.ndarray,
+    procs: np.ndarray,
+    sizes: np.ndarray,
+    allocation: Allocation,
+    ppn: int,
+    platform: Platform,
+    machine: str,
+) -> None:
+    """Refuse a job larger than the platform's largest cluster: it could never start."""
+    largest = platform.largest_cluster
+    over = sizes > largest
+    if not over.any():
+        return
+    k = int(np.argmax(over))
+    i = int(source[k])
+    jid = int(trace.data[i, COL["job_id"]])
+    if allocation == "processor":
+        asks = f"asks for {procs[k]:g} processors; the machine has {largest} ({machine})"
+    else:
+        asks = (
+            f"needs {sizes[k]} nodes of {ppn} processors for its {procs[k]:g} processors; "
+            f"the machine has {largest} nodes ({machine})"
+        )
+    raise WorkloadError(
+        f"{_where(trace, i)}: job {jid} {asks}, so it could never start. Fix the header or the "
+        f"record, or give a platform that holds it ({int((sizes > largest).sum())} job(s) "
+        "too large)."
+    )
 
 
 def trace_to_workload(
@@ -112,20 +199,34 @@ def trace_to_workload(
     name: str | None = None,
     procs_per_node: int | None = None,
     platform: Platform | None = None,
+    allocation: Allocation = DEFAULT_ALLOCATION,
 ) -> Workload:
     """Turn SWF records into a workload of rigid jobs.
 
     Args:
         trace: The records.
         name: Workload name; defaults to the file name.
-        procs_per_node: Processors per node; defaults to the header's ``MaxProcs / MaxNodes``
-            (1 when the header does not say).
-        platform: The machine; defaults to one cluster of ``MaxProcs / procs_per_node`` nodes
-            (or ``MaxNodes``, or the largest job) with ``procs_per_node`` cores.
+        procs_per_node: Processors per node of the machine; defaults to the header's
+            ``MaxProcs / MaxNodes`` (1 when the header does not say). With node allocation it
+            is the unit; with processor allocation it only sizes a machine whose header gives
+            ``MaxNodes`` without ``MaxProcs``.
+        platform: The machine, in units of ``allocation``; defaults to one cluster of
+            ``MaxProcs`` one-processor units (processor allocation; else ``MaxNodes`` x
+            ``procs_per_node``), or of ``MaxProcs / procs_per_node`` nodes with
+            ``procs_per_node`` cores (node allocation; else ``MaxNodes``, else the largest job).
+        allocation: ``"processor"`` (default): each job asks for its processors, as in SWF.
+            ``"node"``: each job asks for whole nodes, its processors divided by
+            ``procs_per_node`` and rounded up (more core-seconds, a higher offered load).
 
     Returns:
         The workload; ``rows`` holds the records of the kept jobs.
+
+    Raises:
+        WorkloadError: An unknown allocation; a header with neither ``MaxProcs`` nor
+            ``MaxNodes`` under processor allocation and no platform; a job larger than the
+            machine; a bad record (naming its file and line).
     """
+    allocation = check_allocation(allocation)
     ppn = procs_per_node or trace.header.procs_per_node
     if ppn < 1:
         raise WorkloadError(f"procs_per_node must be >= 1, got {ppn}")
@@ -153,7 +254,8 @@ def trace_to_workload(
     _check_whole(trace, source, ("job_id", "user_id", "group_id"))
     _check_unique_ids(trace, source)
     shift = float(kept[0, COL["submit_time"]]) if len(kept) else 0.0
-    nodes = np.ceil(record_procs(kept) / ppn).astype(np.int64)
+    kept_procs = record_procs(kept)
+    nodes = unit_sizes(kept_procs, allocation, ppn)
     req_time = kept[:, COL["req_time"]]
     jobs: list[JobSpec] = []
     for i, (r, n, w) in enumerate(zip(kept, nodes, req_time, strict=True)):
@@ -172,7 +274,12 @@ def trace_to_workload(
         except SpecError as e:
             raise WorkloadError(f"{_where(trace, int(source[i]))}: {e}") from None
     if platform is None:
-        platform = Platform.single(_header_size(trace, ppn, nodes), cores=ppn)
+        units, machine = _machine_units(trace, ppn, allocation, nodes)
+        platform = Platform.single(units, cores=1 if allocation == "processor" else ppn)
+    else:
+        _check_header(trace)
+        machine = "the platform given"
+    _check_fit(trace, source, kept_procs, nodes, allocation, ppn, platform, machine)
     params: dict[str, JsonValue] = {}
     bad = trace.report.skipped if trace.report is not None else ()
     if bad:
@@ -181,6 +288,7 @@ def trace_to_workload(
     step = ProvenanceStep.make(
         "from_swf",
         path=Path(trace.path).name,
+        allocation=allocation,
         procs_per_node=ppn,
         time_shift=shift,
         records=len(rows) + len(bad),
@@ -204,10 +312,16 @@ def read_workload(
     strict: bool = True,
     procs_per_node: int | None = None,
     name: str | None = None,
+    allocation: Allocation = DEFAULT_ALLOCATION,
 ) -> Workload:
-    """Read an SWF file into a workload (:func:`read_swf`, then :func:`trace_to_workload`)."""
+    """Read an SWF file into a workload (:func:`read_swf`, then :func:`trace_to_workload`).
+
+    ``allocation`` is ``"processor"`` (default, as in SWF) or ``"node"`` (whole nodes of
+    ``procs_per_node`` processors, rounded up); see :func:`trace_to_workload`.
+    """
+    allocation = check_allocation(allocation)
     trace = read_swf(path, strict=strict)
-    return trace_to_workload(trace, name=name, procs_per_node=procs_per_node)
+    return trace_to_workload(trace, name=name, procs_per_node=procs_per_node, allocation=allocation)
 
 
 def workload_to_trace(workload: Workload) -> SwfTrace:

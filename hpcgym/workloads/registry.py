@@ -3,7 +3,9 @@
 A set is a recipe: which trace file or generator, then which transforms, with a fixed order of
 random draws. Names are ``family/name-vN``; a recipe never changes once published, a changed
 recipe gets a new version. Options a set accepts are listed in its ``options`` with defaults;
-they and the seed are recorded in the workload's provenance.
+they and the seed are recorded in the workload's provenance. Each set declares the unit its
+sizes count, ``allocation``: ``"processor"`` (SWF's unit, the default) or ``"node"`` (whole
+nodes, where the set's source or paper used them).
 
 Trace files are looked up by :func:`hpcgym.workloads.catalog.find`. Anywhere a set name is
 accepted, the path (or trace file name) of an SWF file works too: it loads as an ad-hoc set.
@@ -18,6 +20,7 @@ from typing import Any
 
 from hpcgym.errors import WorkloadError
 from hpcgym.workloads import catalog
+from hpcgym.workloads.convert import DEFAULT_ALLOCATION, Allocation, check_allocation
 from hpcgym.workloads.workload import ProvenanceStep, Workload
 
 ENV_VAR = catalog.WORKLOADS_ENV
@@ -63,6 +66,9 @@ class WorkloadSet:
         build: ``build(seed, options) -> Workload``.
         options: Accepted options and their defaults.
         file: The trace file it reads, if any (a name in the workloads folder, or a path).
+        allocation: The unit its job sizes count: ``"processor"`` (one processor per unit of
+            the platform) or ``"node"`` (whole nodes). An ad-hoc file set takes it as an
+            option instead.
     """
 
     name: str
@@ -70,6 +76,10 @@ class WorkloadSet:
     build: Builder
     options: Mapping[str, Any] = field(default_factory=dict)
     file: str | None = None
+    allocation: Allocation = DEFAULT_ALLOCATION
+
+    def __post_init__(self) -> None:
+        check_allocation(self.allocation)
 
     def load(self, seed: int = 0, **options: Any) -> Workload:
         """Build the workload for ``seed`` and ``options`` (unknown options are an error)."""

@@ -2,7 +2,8 @@
 
 Trace sets read the bundled trace files (:mod:`hpcgym.workloads.catalog`); synthetic sets run
 a generator. Every set draws its random numbers from seeds derived from the set's seed, in a
-fixed order.
+fixed order, and declares the unit its sizes count (``WorkloadSet.allocation``): processors, or
+whole nodes where the set's source or paper used them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,12 @@ import numpy as np
 from hpcgym.errors import WorkloadError
 from hpcgym.sim.platform import Platform
 from hpcgym.workloads import transforms
-from hpcgym.workloads.convert import read_workload
+from hpcgym.workloads.convert import (
+    DEFAULT_ALLOCATION,
+    Allocation,
+    check_allocation,
+    read_workload,
+)
 from hpcgym.workloads.dfrs import annotate_dfrs, hpc2n_dfrs
 from hpcgym.workloads.elastic import RHO_HIGH, RHO_LOW, RHO_MEDIUM, ElasticConfig, annotate_elastic
 from hpcgym.workloads.evolving import generate_klein
@@ -49,15 +55,15 @@ def subseeds(seed: int, count: int) -> list[int]:
     return [int(s) for s in np.random.SeedSequence(seed).generate_state(count)]
 
 
-def _read(file: str, procs_per_node: int | None) -> Workload:
-    return _read_path(resolve_file(file), procs_per_node)
+def _read(file: str, procs_per_node: int | None, allocation: Allocation) -> Workload:
+    return _read_path(resolve_file(file), procs_per_node, allocation)
 
 
 @functools.lru_cache(maxsize=8)
-def _read_path(path: Path, procs_per_node: int | None) -> Workload:
+def _read_path(path: Path, procs_per_node: int | None, allocation: Allocation) -> Workload:
     # Workloads are immutable, so a parsed trace can be shared between loads. The key is the
     # resolved path: the same name may point elsewhere once $HPCGYM_WORKLOADS changes.
-    return read_workload(path, procs_per_node=procs_per_node)
+    return read_workload(path, procs_per_node=procs_per_node, allocation=allocation)
 
 
 def _with_estimates(w: Workload, model: str, seed: int) -> Workload:
@@ -69,44 +75,81 @@ def _with_estimates(w: Workload, model: str, seed: int) -> Workload:
 
 
 def _trace_set(
-    name: str, file: str, description: str, procs_per_node: int | None = None
+    name: str,
+    file: str,
+    description: str,
+    allocation: Allocation,
+    procs_per_node: int | None = None,
 ) -> WorkloadSet:
     def build(seed: int, opts: Mapping[str, Any]) -> Workload:
-        w = _read(file, procs_per_node)
+        w = _read(file, procs_per_node, allocation)
         return _with_estimates(w, opts["estimates"], seed)
 
-    return WorkloadSet(name, description, build, {"estimates": "user"}, file)
+    return WorkloadSet(name, description, build, {"estimates": "user"}, file, allocation)
 
 
 def file_set(path: str) -> WorkloadSet:
     """An ad-hoc set over the SWF file ``path`` (a path, or a trace file name to look up).
 
-    It takes the trace set options (``estimates``) and ``procs_per_node`` (``None``: from the
-    header); the name is the path as given.
+    It takes the trace set options (``estimates``), ``allocation`` (``"processor"``, or
+    ``"node"`` for whole nodes) and ``procs_per_node`` (``None``: from the header); the name is
+    the path as given.
     """
 
     def build(seed: int, opts: Mapping[str, Any]) -> Workload:
+        allocation = check_allocation(opts["allocation"])
         given = Path(path).expanduser()
         found = given.resolve() if given.is_file() else resolve_file(path)
-        w = _read_path(found, opts["procs_per_node"])
+        w = _read_path(found, opts["procs_per_node"], allocation)
         return _with_estimates(w, opts["estimates"], seed)
 
-    options = {"estimates": "user", "procs_per_node": None}
+    options = {"estimates": "user", "procs_per_node": None, "allocation": DEFAULT_ALLOCATION}
     return WorkloadSet(path, f"SWF file {path}", build, options, path)
 
 
+# Every bundled trace but HPC2N has one processor per node, so its jobs are the same in either
+# unit. swf/hpc2n-v0 was published with whole dual-processor nodes and keeps them; v1 is the
+# same trace in processors.
 for _ws in (
-    _trace_set("swf/sdsc-sp2-v0", SDSC_SP2, "SDSC SP2 1998-2000, 128 nodes, cleaned, rigid"),
-    _trace_set("swf/kth-sp2-v0", KTH_SP2, "KTH SP2 1996-97, 100 nodes, cleaned, rigid"),
-    _trace_set("swf/hpc2n-v0", HPC2N, "HPC2N Seth 2002, 57 days, 120 dual-CPU nodes, rigid", 2),
-    _trace_set("swf/cea-curie-v0", CEA_CURIE, "CEA Curie 2011, 26 days, 93,312 cores as units"),
-    _trace_set("swf/lublin256-v0", LUBLIN_256, "Lublin model trace used by RLScheduler, 256 nodes"),
+    _trace_set(
+        "swf/sdsc-sp2-v0", SDSC_SP2, "SDSC SP2 1998-2000, 128 nodes, cleaned, rigid", "processor"
+    ),
+    _trace_set(
+        "swf/kth-sp2-v0", KTH_SP2, "KTH SP2 1996-97, 100 nodes, cleaned, rigid", "processor"
+    ),
+    _trace_set(
+        "swf/hpc2n-v0",
+        HPC2N,
+        "HPC2N Seth 2002, 57 days, 120 dual-CPU nodes, whole nodes, rigid",
+        "node",
+        2,
+    ),
+    _trace_set(
+        "swf/hpc2n-v1",
+        HPC2N,
+        "HPC2N Seth 2002, 57 days, 240 CPUs as units (120 dual-CPU nodes), rigid",
+        "processor",
+        2,
+    ),
+    _trace_set(
+        "swf/cea-curie-v0",
+        CEA_CURIE,
+        "CEA Curie 2011, 26 days, 93,312 cores as units",
+        "processor",
+    ),
+    _trace_set(
+        "swf/lublin256-v0",
+        LUBLIN_256,
+        "Lublin model trace used by RLScheduler, 256 nodes",
+        "processor",
+    ),
 ):
     register(_ws)
 
 
 def _hpc2n_dfrs(seed: int, opts: Mapping[str, Any]) -> Workload:
-    w = hpc2n_dfrs(_read(HPC2N, 1))
+    # The DFRS conversion starts from processors and makes tasks on dual-core nodes.
+    w = hpc2n_dfrs(_read(HPC2N, 1, "processor"))
     if opts["week"] is not None:
         weeks = transforms.segments(w, transforms.WEEK)
         if not 0 <= opts["week"] < len(weeks):
@@ -122,6 +165,7 @@ register(
         _hpc2n_dfrs,
         {"week": None, "estimates": "exact"},
         HPC2N,
+        "node",
     )
 )
 
@@ -136,6 +180,7 @@ register(
         "Lublin-Feitelson 2003 model, 256 nodes, 10,000 jobs",
         _lublin,
         {"n_jobs": 10_000, "nodes": 256, "typed": False},
+        allocation="processor",
     )
 )
 
@@ -156,6 +201,7 @@ register(
         "DFRS synthetic: Lublin model, 128 quad-core nodes, 1000 jobs, CPU needs and memory",
         _lublin_dfrs,
         {"n_jobs": 1000, "load": 0.7, "cores": 4},
+        allocation="node",
     )
 )
 
@@ -164,6 +210,7 @@ register(
         "synthetic/evolving-klein-v0",
         "Klein-Perez evolving test case (seed k = case k): 15-20 apps, 1-10 steps, 75 nodes",
         lambda seed, opts: generate_klein(seed),
+        allocation="node",
     )
 )
 
@@ -187,6 +234,7 @@ register(
         "KOALA GADGET-2/FT mix on DAS-3: 300 jobs, Wm or Wmr, PRA (120 s) or PWA (30 s)",
         _koala,
         {"variant": "Wm", "approach": "PRA", "n_jobs": 300},
+        allocation="processor",
     )
 )
 
@@ -195,7 +243,9 @@ def _sdsc_mebf(seed: int, opts: Mapping[str, Any]) -> Workload:
     if opts["scalability"] not in SCALABILITY:
         raise WorkloadError(f"scalability must be one of {sorted(SCALABILITY)}")
     start_seed, elastic_seed = subseeds(seed, 2)
-    w = transforms.random_start(_read(SDSC_SP2, None), start_seed, n_jobs=opts["n_jobs"])
+    w = transforms.random_start(
+        _read(SDSC_SP2, None, "processor"), start_seed, n_jobs=opts["n_jobs"]
+    )
     if opts["intensive"]:
         w = transforms.scale_arrivals(w, 0.75)
     cfg = ElasticConfig(malleable=opts["malleable"], rho_classes=SCALABILITY[opts["scalability"]])
@@ -210,6 +260,7 @@ register(
         _sdsc_mebf,
         {"n_jobs": 5000, "malleable": 0.6, "scalability": "mixed", "intensive": False},
         SDSC_SP2,
+        "processor",
     )
 )
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hpcgym.sim.spec import JobKind
+from hpcgym.workloads.convert import check_allocation, record_procs, unit_sizes
 from hpcgym.workloads.workload import Workload
 
 
@@ -43,6 +44,75 @@ def offered_load(w: Workload) -> float:
 
 
 @dataclass(frozen=True, slots=True)
+class UnitLoads:
+    """A trace workload's offered load in each unit of allocation.
+
+    Attributes:
+        allocation: The unit in use, ``"processor"`` or ``"node"``.
+        procs_per_node: Processors per node of the machine.
+        processors: The machine's processors.
+        nodes: The machine's whole nodes.
+        processor: Offered load with jobs allocated in processors.
+        node: Offered load with jobs rounded up to whole nodes.
+        inflation: Core-seconds of node allocation over those of processors (>= 1).
+    """
+
+    allocation: str
+    procs_per_node: int
+    processors: int
+    nodes: int
+    processor: float
+    node: float
+    inflation: float
+
+
+def _load(demand: float, units: int, span: float) -> float:
+    if span <= 0:
+        return float("inf") if demand > 0 else 0.0
+    return demand / (units * span)
+
+
+def unit_loads(w: Workload) -> UnitLoads | None:
+    """The offered load of a workload read from SWF in processors and in whole nodes.
+
+    ``None`` when the workload has no SWF records, or its sizes are no longer the records'
+    (after a transform that changes sizes, such as the DFRS conversion or ``rescale_nodes``).
+    The load in the unit in use equals :func:`offered_load`.
+    """
+    step = next((s for s in w.provenance if s.op == "from_swf"), None)
+    if step is None or w.rows is None or len(w.platform.clusters) != 1 or not len(w):
+        return None
+    params = dict(step.params)
+    allocation = check_allocation(params.get("allocation", "node"))
+    ppn = params.get("procs_per_node")
+    if not isinstance(ppn, int) or ppn < 1:
+        return None
+    procs = record_procs(w.rows)
+    by_proc = unit_sizes(procs, "processor", ppn)
+    by_node = unit_sizes(procs, "node", ppn)
+    in_use = by_proc if allocation == "processor" else by_node
+    sizes = np.array([j.nodes for j in w.jobs], dtype=np.int64)
+    if not np.array_equal(sizes, in_use) or any(j.kind is JobKind.EVOLVING for j in w.jobs):
+        return None
+    units = w.platform.total_nodes
+    processors = units if allocation == "processor" else units * ppn
+    nodes = max(processors // ppn, 1) if allocation == "processor" else units
+    seconds = np.array([j.work * j.cpu_need for j in w.jobs])
+    span = arrival_span(w)
+    proc_demand = float((seconds * by_proc).sum())
+    node_demand = float((seconds * by_node).sum())
+    return UnitLoads(
+        allocation=allocation,
+        procs_per_node=ppn,
+        processors=processors,
+        nodes=nodes,
+        processor=_load(proc_demand, processors, span),
+        node=_load(node_demand, nodes, span),
+        inflation=node_demand * ppn / proc_demand if proc_demand > 0 else 1.0,
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Distribution:
     """Five-number summary plus mean."""
 
@@ -75,6 +145,7 @@ class WorkloadStats:
     runtime: Distribution
     kinds: tuple[tuple[str, int], ...]
     skipped: int
+    units: UnitLoads | None = None
 
 
 def describe(w: Workload) -> WorkloadStats:
@@ -92,6 +163,7 @@ def describe(w: Workload) -> WorkloadStats:
         runtime=Distribution.of(runs),
         kinds=tuple(sorted(kinds.items())),
         skipped=sum(c for _, c in w.skipped),
+        units=unit_loads(w),
     )
 
 
@@ -100,19 +172,45 @@ def _row(label: str, d: Distribution) -> str:
     return f"{label:<14}" + "".join(f"{v:>11.1f}" for v in values)
 
 
-def format_stats(s: WorkloadStats) -> str:
-    """A short plain-text table of the statistics."""
+def format_units(u: UnitLoads) -> str:
+    """The unit in use and the offered load under both units, in one line."""
+    node = f"whole {u.procs_per_node}-processor nodes"
+    if u.procs_per_node == 1:
+        return f"{u.allocation} (nodes have one processor: load {u.processor:.3f} in either unit)"
+    if u.allocation == "processor":
+        return (
+            f"processor (load {u.processor:.3f}); {node} would give load {u.node:.3f} "
+            f"on {u.nodes} nodes (x{u.inflation:.2f} core-seconds)"
+        )
+    return (
+        f"node: {node} (load {u.node:.3f}, x{u.inflation:.2f} core-seconds); processors "
+        f"would give load {u.processor:.3f} on {u.processors} units"
+    )
+
+
+def format_stats(s: WorkloadStats, declared: str | None = None) -> str:
+    """A short plain-text table of the statistics.
+
+    ``declared`` is the unit a named set declares, printed when the workload has no SWF
+    records to compute the load in both units from.
+    """
     kinds = ", ".join(f"{k} {n}" for k, n in s.kinds) or "none"
     head = "".join(f"{h:>11}" for h in ("mean", "min", "p25", "median", "p75", "max"))
+    lines = [
+        f"workload      {s.name}",
+        f"jobs          {s.jobs} ({kinds}); {s.skipped} records skipped",
+        f"platform      {s.nodes} nodes",
+        f"span          {s.span:.0f} s ({s.span / 86400:.2f} days)",
+        f"offered load  {s.offered_load:.3f}",
+    ]
+    if s.units is not None:
+        if s.units.allocation == "processor":
+            lines[2] = f"platform      {s.nodes} units of one processor"
+        else:
+            lines[2] = f"platform      {s.nodes} nodes of {s.units.procs_per_node} processors"
+        lines.append(f"unit          {format_units(s.units)}")
+    elif declared is not None:
+        lines.append(f"unit          {declared} (declared by the set)")
     return "\n".join(
-        [
-            f"workload      {s.name}",
-            f"jobs          {s.jobs} ({kinds}); {s.skipped} records skipped",
-            f"platform      {s.nodes} nodes",
-            f"span          {s.span:.0f} s ({s.span / 86400:.2f} days)",
-            f"offered load  {s.offered_load:.3f}",
-            f"{'':<14}{head}",
-            _row("size (nodes)", s.size),
-            _row("runtime (s)", s.runtime),
-        ]
+        [*lines, f"{'':<14}{head}", _row("size (units)", s.size), _row("runtime (s)", s.runtime)]
     )

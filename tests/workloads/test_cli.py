@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from hpcgym.cli import main
 from hpcgym.workloads.convert import read_workload
 from hpcgym.workloads.registry import names
@@ -10,6 +12,8 @@ def test_list(capsys):
     assert main(["workloads", "list"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in names())
+    lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
+    assert "unit: node" in lines["swf/hpc2n-v0"] and "unit: processor" in lines["swf/hpc2n-v1"]
 
 
 def test_show_set_and_file(traces_dir, capsys):
@@ -46,3 +50,58 @@ def test_errors_exit_2(capsys):
     assert main(["workloads", "show", "no/such-v0"]) == 2
     assert "no workload set 'no/such-v0'" in capsys.readouterr().err
     assert main(["workloads", "show", "synthetic/koala-mix-v0", "--option", "oops"]) == 2
+
+
+FAT = """; MaxNodes: 4
+; MaxProcs: 32
+1 0 0 100 3 -1 -1 3 200 -1 1 1 1 -1 -1 -1 -1 -1
+2 50 0 200 8 -1 -1 8 300 -1 1 2 1 -1 -1 -1 -1 -1
+3 100 0 10 -1 -1 -1 12 60 -1 1 1 1 -1 -1 -1 -1 -1
+4 200 0 50 32 -1 -1 32 60 -1 1 3 1 -1 -1 -1 -1 -1
+"""
+
+
+def test_show_prints_the_load_in_both_units(tmp_path, capsys):
+    # By hand: 3,620 processor-s on 32 processors and 520 node-s on 4 nodes, over 200 s.
+    path = tmp_path / "fat.swf"
+    path.write_text(FAT)
+    assert main(["workloads", "show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "offered load  0.566" in out and "32 units of one processor" in out
+    assert (
+        "unit          processor (load 0.566); whole 8-processor nodes would give load 0.650" in out
+    )
+    assert main(["workloads", "show", str(path), "--allocation", "node"]) == 0
+    out = capsys.readouterr().out
+    assert "offered load  0.650" in out and "4 nodes of 8 processors" in out
+    assert "unit          node: whole 8-processor nodes (load 0.650" in out
+    assert "processors would give load 0.566 on 32 units" in out
+
+
+def test_show_names_the_unit_of_a_set(capsys):
+    assert main(["workloads", "show", "swf/hpc2n-v0"]) == 0
+    out = capsys.readouterr().out
+    assert "platform      120 nodes of 2 processors" in out
+    assert "unit          node: whole 2-processor nodes (load 0.429" in out
+    assert "processors would give load 0.424 on 240 units" in out
+    assert main(["workloads", "show", "swf/hpc2n-v1"]) == 0
+    assert "unit          processor (load 0.424)" in capsys.readouterr().out
+    assert main(["workloads", "show", "synthetic/evolving-klein-v0"]) == 0
+    assert "unit          node (declared by the set)" in capsys.readouterr().out
+    # A named set's unit is part of its recipe.
+    assert main(["workloads", "show", "swf/hpc2n-v0", "--allocation", "processor"]) == 2
+    err = capsys.readouterr().err
+    assert "declares its unit (node)" in err and "hpcgym workloads show hpc2n.swf.gz" in err
+
+
+def test_convert_in_whole_nodes(tmp_path, capsys):
+    src = tmp_path / "fat.swf"
+    src.write_text(FAT)
+    dest = tmp_path / "out.swf"
+    assert main(["workloads", "convert", str(src), str(dest), "--allocation", "node"]) == 0
+    assert "offered load  0.650" in capsys.readouterr().out
+    # The file keeps the processors: read back, it is in processors unless asked.
+    assert [j.nodes for j in read_workload(dest)] == [3, 8, 12, 32]
+    with pytest.raises(SystemExit) as e:
+        main(["workloads", "convert", str(src), str(dest), "--allocation", "cores"])
+    assert e.value.code == 2 and "invalid choice: 'cores'" in capsys.readouterr().err

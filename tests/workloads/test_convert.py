@@ -31,7 +31,7 @@ def sample(tmp_path):
 
 
 def test_records_become_rigid_jobs_in_submission_order(sample):
-    w = read_workload(sample)
+    w = read_workload(sample, allocation="node")
     # Job 8 submits first; 9 has no run time and 10 no size: skipped and counted.
     assert [j.id for j in w] == [8, 7]
     j8, j7 = w.jobs
@@ -46,10 +46,19 @@ def test_records_become_rigid_jobs_in_submission_order(sample):
     assert w.provenance[0].op == "from_swf"
 
 
+def test_records_in_processors_by_default(sample):
+    w = read_workload(sample)
+    assert [j.nodes for j in w] == [8, 5]
+    assert w.platform == Platform.single(40, cores=1)
+
+
 def test_procs_per_node_override(sample):
-    w = read_workload(sample, procs_per_node=1)
+    w = read_workload(sample, procs_per_node=1, allocation="node")
     assert [j.nodes for j in w] == [8, 5]
     assert w.platform.total_nodes == 40
+    w = read_workload(sample, procs_per_node=8, allocation="node")
+    assert [j.nodes for j in w] == [1, 1]
+    assert w.platform == Platform.single(5, cores=8)
 
 
 @pytest.mark.parametrize(
@@ -64,9 +73,10 @@ def test_workload_round_trip_on_traces(traces_dir, tmp_path, name):
 
 
 def test_round_trip_of_transformed_workload(traces_dir, tmp_path):
-    w = read_workload(traces_dir / "hpc2n.swf.gz", procs_per_node=2)
+    w = read_workload(traces_dir / "hpc2n.swf.gz", procs_per_node=2, allocation="node")
     w = transforms.estimates(transforms.scale_load(w, 0.8), "noisy", seed=4)
-    back = read_workload(write_workload(w, tmp_path / "x.swf.gz"), procs_per_node=2)
+    out = write_workload(w, tmp_path / "x.swf.gz")
+    back = read_workload(out, procs_per_node=2, allocation="node")
     assert back.jobs == w.jobs
 
 

@@ -8,8 +8,9 @@ runtime model: slowdown -70.4% with MAXSD 10, response about -50%, makespan abou
 Our workloads (documented in ``docs/papers-sdpolicy-koala.md``):
 
 - **CEA-Curie**: the 26-day sample the project has (``CEA-Curie-2011-sample.swf.gz``, 36,351
-  jobs), read with 16 cores per node (5,832 nodes; the ``swf/cea-curie-v0`` set counts cores
-  as units, which leaves no node to share), user estimates, consecutive windows of ``--days``.
+  jobs), in whole nodes of 16 cores (``allocation="node"``: 5,832 nodes, the paper's unit; the
+  ``swf/cea-curie-v0`` set counts cores as units, which leaves no node to share), user
+  estimates, consecutive windows of ``--days``.
 - **KTH SP2** (``swf/kth-sp2-v0``, 100 nodes): consecutive windows of ``--kth-jobs`` jobs.
 
 A fraction ``--malleable`` of the jobs (all by default: the paper treats every job as
@@ -68,7 +69,8 @@ class Case:
 def workload(case: Case) -> Workload:
     """The window of ``case`` with its malleable annotation (seeded by the window index)."""
     if case.trace == "cea-curie":
-        w = read_workload(resolve_file("CEA-Curie-2011-sample.swf.gz"), procs_per_node=16)
+        path = resolve_file("CEA-Curie-2011-sample.swf.gz")
+        w = read_workload(path, procs_per_node=16, allocation="node")
         day = 86400.0
         w = transforms.window(w, case.window * case.size * day, (case.window + 1) * case.size * day)
         w = transforms.estimates(w, "user")
