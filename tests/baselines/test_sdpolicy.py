@@ -246,3 +246,30 @@ def test_coscheduling_on_a_malleable_trace_completes_every_job() -> None:
     pol.run(sim)
     assert sim.counts["completed"] == len(w.jobs)
     assert pol.coscheduled and not pol.guests and not pol.mate_of
+
+
+@pytest.mark.parametrize(
+    ("model", "progress", "ends"),
+    [
+        # Worst case: from 30 the guest holds (1, 1, .5, .5) and runs at 0.5: 30 s of work
+        # left take 60 s, so it ends at 90; mate 2 ran at 0.5 from 10 to 90 (40 s of work),
+        # then 250 s at full speed: 340.
+        ("worst", "worst", {1: (0, 30), 2: (0, 340), 3: (10, 90)}),
+        # Ideal: the guest runs at the mean, 0.75, from 30: 30 / 0.75 = 40 s, ends at 70; mate 2
+        # did 10 + 30 s of work by 70, then 260 s: 330.
+        ("ideal", "mean", {1: (0, 30), 2: (0, 330), 3: (10, 70)}),
+    ],
+)
+def test_the_engine_simulates_the_policys_runtime_model(
+    model: str, progress: str, ends: dict[int, tuple[float, float]]
+) -> None:
+    # Guest 3 (4 nodes, 40 s) shares from 10 with mates 1 (2 nodes, works 20 s of its 200 s
+    # request) and 2 (2 nodes, 300 s); mate 1 runs at 0.5 from 10 and ends at 30.
+    jobs = [mall(1, 0, 200, 2, work=20), mall(2, 0, 300, 2), mall(3, 10, 40, 4)]
+    pol = SDPolicy(runtime_model=model)
+    jobs2, config = pol.setting(jobs, SimConfig())
+    assert config.progress == progress and not config.kill_on_walltime
+    sim = Simulator(Platform.single(4), jobs2, config)
+    pol.run(sim)
+    assert pol.coscheduled == [(10.0, 3, (1, 2))]
+    assert times(sim) == ends
