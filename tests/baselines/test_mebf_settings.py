@@ -142,3 +142,23 @@ def test_model_runtime_is_the_power_law_from_one_node() -> None:
     assert model_runtime(rigid_spec, rho=0.5).work == pytest.approx(20)
     with pytest.raises(SpecError, match="rho"):
         model_runtime(rigid_spec, rho=1.5)
+
+
+def test_the_paper_check_gives_rigid_jobs_their_rho_too() -> None:
+    from hpcgym.bench.papers.mebf import SET, Case, _model_runtimes
+    from hpcgym.workloads import load
+
+    kw = {"seed": 3, "n_jobs": 200, "scalability": "medium", "intensive": True}
+    part = load(SET, malleable=0.4, **kw)
+    full = load(SET, malleable=1.0, **kw)
+    case = Case("ablation-40", 200, 3, True, "medium", 0.4, "easy", static="model")
+    scaled = _model_runtimes(case, part.jobs)
+    rigid_seen = 0
+    for before, after, annotated in zip(part.jobs, scaled, full.jobs, strict=True):
+        rho = annotated.speedup.rho if isinstance(annotated.speedup, PowerLaw) else 0.0
+        if before.kind is JobKind.MALLEABLE:
+            assert before.speedup == annotated.speedup  # the same draw whatever the share
+        else:
+            rigid_seen += rho > 0
+        assert after.work == pytest.approx(before.work * before.nodes**rho)
+    assert rigid_seen > 50

@@ -15,7 +15,7 @@ from hpcgym.baselines.sdpolicy.runtime import (
     runtime_increase,
 )
 from hpcgym.baselines.sdpolicy.scheduler import SD_PRESETS, SDPolicy, SDPolicyConfig
-from hpcgym.errors import SpecError
+from hpcgym.errors import SpecError, WorkloadError
 from hpcgym.sim import JobKind, JobSpec, Platform, SimConfig, Simulator
 
 NO_KILL = SimConfig(kill_on_walltime=False)
@@ -273,3 +273,20 @@ def test_the_engine_simulates_the_policys_runtime_model(
     pol.run(sim)
     assert pol.coscheduled == [(10.0, 3, (1, 2))]
     assert times(sim) == ends
+
+
+def test_the_paper_check_can_keep_the_primary_partition_alone() -> None:
+    from hpcgym.bench.papers.sdpolicy import PRIMARY_NODES, partition
+    from hpcgym.workloads import read_workload
+    from hpcgym.workloads.registry import resolve_file
+    from hpcgym.workloads.swf import COL
+
+    w = read_workload(resolve_file("CEA-Curie-2011-sample.swf.gz"), procs_per_node=16)
+    p10 = partition(w, 10, PRIMARY_NODES)
+    assert p10.platform.total_nodes == 5040 and w.platform.total_nodes == 5832
+    assert len(p10) == int((w.rows[:, COL["partition"]] == 10).sum()) == 22187
+    assert (p10.rows[:, COL["partition"]] == 10).all()
+    kept = [j for j, r in zip(w.jobs, w.rows, strict=True) if r[COL["partition"]] == 10]
+    assert list(p10.jobs) == kept  # the same jobs, submit times not re-based
+    with pytest.raises(WorkloadError, match="need more than 100 nodes"):
+        partition(w, 10, 100)
