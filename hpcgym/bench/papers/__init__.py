@@ -47,7 +47,7 @@ def runner(name: str) -> Callable[[bool, Path | None], str]:
             f"paper {name!r} has no runner yet: {module_name} defines no run(quick, out); "
             f"run `python -m {module_name} --help` for its script"
         )
-    return run  # type: ignore[no-any-return]
+    return run
 
 
 def run_paper(name: str, quick: bool = False, out: Path | None = None) -> str:
