@@ -18,6 +18,7 @@ EXAMPLES = """examples:
   hpcgym bench                      # the main job: train a small agent, rank it
   hpcgym train --env hpcgym/Malleable-v0 --timesteps 100000
   hpcgym workloads list
+  hpcgym papers mebf --quick        # a paper's reproduction check
 
 Run hpcgym COMMAND --help for a command's options."""
 
@@ -26,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The parser with every command registered."""
     from hpcgym.agents import train
     from hpcgym.bench import command, evaluate, simulate
+    from hpcgym.bench.papers import command as papers_command
     from hpcgym.workloads import cli as workloads_cli
 
     parser = argparse.ArgumentParser(
@@ -46,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     command.register(sub)
     train.register(sub)
     workloads_cli.register(sub)
+    papers_command.register(sub)
     return parser
 
 

@@ -23,12 +23,13 @@ def elastic(intensive: bool) -> W.Workload:
     )
 
 
+@pytest.mark.parametrize("resize_at", ["now", "phase"])
 @pytest.mark.parametrize("name", PRESETS)
 @pytest.mark.parametrize("intensive", [False, True])
-def test_invariants_on_an_elastic_window(name: str, intensive: bool) -> None:
+def test_invariants_on_an_elastic_window(name: str, intensive: bool, resize_at: str) -> None:
     w = elastic(intensive)
     sim = Simulator(w.platform, w.jobs, NO_KILL)
-    sched = make(name)
+    sched = make(name, resize_at=resize_at)
     sched.reset()
     while sim.advance():
         before = {jid: j.reconfigurations for jid, j in sim.running.items()}

@@ -15,7 +15,7 @@ from hpcgym.baselines.sdpolicy.runtime import (
     runtime_increase,
 )
 from hpcgym.baselines.sdpolicy.scheduler import SD_PRESETS, SDPolicy, SDPolicyConfig
-from hpcgym.errors import SpecError
+from hpcgym.errors import SpecError, WorkloadError
 from hpcgym.sim import JobKind, JobSpec, Platform, SimConfig, Simulator
 
 NO_KILL = SimConfig(kill_on_walltime=False)
@@ -246,3 +246,47 @@ def test_coscheduling_on_a_malleable_trace_completes_every_job() -> None:
     pol.run(sim)
     assert sim.counts["completed"] == len(w.jobs)
     assert pol.coscheduled and not pol.guests and not pol.mate_of
+
+
+@pytest.mark.parametrize(
+    ("model", "progress", "ends"),
+    [
+        # Worst case: from 30 the guest holds (1, 1, .5, .5) and runs at 0.5: 30 s of work
+        # left take 60 s, so it ends at 90; mate 2 ran at 0.5 from 10 to 90 (40 s of work),
+        # then 250 s at full speed: 340.
+        ("worst", "worst", {1: (0, 30), 2: (0, 340), 3: (10, 90)}),
+        # Ideal: the guest runs at the mean, 0.75, from 30: 30 / 0.75 = 40 s, ends at 70; mate 2
+        # did 10 + 30 s of work by 70, then 260 s: 330.
+        ("ideal", "mean", {1: (0, 30), 2: (0, 330), 3: (10, 70)}),
+    ],
+)
+def test_the_engine_simulates_the_policys_runtime_model(
+    model: str, progress: str, ends: dict[int, tuple[float, float]]
+) -> None:
+    # Guest 3 (4 nodes, 40 s) shares from 10 with mates 1 (2 nodes, works 20 s of its 200 s
+    # request) and 2 (2 nodes, 300 s); mate 1 runs at 0.5 from 10 and ends at 30.
+    jobs = [mall(1, 0, 200, 2, work=20), mall(2, 0, 300, 2), mall(3, 10, 40, 4)]
+    pol = SDPolicy(runtime_model=model)
+    jobs2, config = pol.setting(jobs, SimConfig())
+    assert config.progress == progress and not config.kill_on_walltime
+    sim = Simulator(Platform.single(4), jobs2, config)
+    pol.run(sim)
+    assert pol.coscheduled == [(10.0, 3, (1, 2))]
+    assert times(sim) == ends
+
+
+def test_the_paper_check_can_keep_the_primary_partition_alone() -> None:
+    from hpcgym.bench.papers.sdpolicy import PRIMARY_NODES, partition
+    from hpcgym.workloads import read_workload
+    from hpcgym.workloads.registry import resolve_file
+    from hpcgym.workloads.swf import COL
+
+    w = read_workload(resolve_file("CEA-Curie-2011-sample.swf.gz"), procs_per_node=16)
+    p10 = partition(w, 10, PRIMARY_NODES)
+    assert p10.platform.total_nodes == 5040 and w.platform.total_nodes == 5832
+    assert len(p10) == int((w.rows[:, COL["partition"]] == 10).sum()) == 22187
+    assert (p10.rows[:, COL["partition"]] == 10).all()
+    kept = [j for j, r in zip(w.jobs, w.rows, strict=True) if r[COL["partition"]] == 10]
+    assert list(p10.jobs) == kept  # the same jobs, submit times not re-based
+    with pytest.raises(WorkloadError, match="need more than 100 nodes"):
+        partition(w, 10, 100)

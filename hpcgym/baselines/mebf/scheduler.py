@@ -16,6 +16,15 @@ A pass (one decision point) does, in order:
 5. **Expand** when the queue is empty and nodes are idle: running malleable jobs, most
    scalable first, by the expand policy (Handoff, Spare or Intensive).
 
+**When a resize takes effect** (``resize_at``): ``"now"`` (default; the engine applies it at
+once) or ``"phase"`` (the paper's simulator, ElastiSim, applies a reconfiguration at the
+application's next scheduling point, between phases). With ``"phase"`` every malleable job's
+work is split into ``phases`` equal phases; a resize decided mid-phase is *pending* until the
+phase ends (the scheduler asks the engine to wake it then, ``Simulator.wake_at``). A pending
+shrink keeps its nodes until then, and a pending expansion holds the idle nodes it will take
+(no other job starts on them); a job with a pending resize is not a candidate for another.
+A resize whose next boundary is the job's end is not issued.
+
 Every resize must pass the feasibility test: the job's estimated remaining time exceeds
 ``theta`` times its runtime estimate, and its estimated total execution time after the resize
 (elapsed + reconfiguration cost + remaining at the new size) is at most ``gamma`` times its
@@ -30,7 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from hpcgym.baselines.base import (
     BaseScheduler,
@@ -55,6 +64,10 @@ from hpcgym.sim.planning import preferred_or_fit, shadow
 
 Variant = Literal["basic", "shrink+", "expand+"]
 Policy = Literal["handoff", "spare", "intensive"]
+ResizeAt = Literal["now", "phase"]
+
+_BOUNDARY_EPS = 1e-9
+"""Relative tolerance on a phase boundary (work done is a float)."""
 
 _RUNNING = JobState.RUNNING
 _MALLEABLE = JobKind.MALLEABLE
@@ -71,6 +84,10 @@ class MEBFConfig:
         theta: Resize only if the estimated remaining time exceeds ``theta`` x the estimate.
         gamma: Resize only if the new total time is at most ``gamma`` x the static time.
         spare_ratio: The Spare policy's ratio.
+        resize_at: ``"now"`` (resizes take effect at once) or ``"phase"`` (at the job's next
+            phase boundary, as in the paper's simulator; see the module docstring).
+        phases: Equal phases per malleable job when ``resize_at="phase"`` (**Choice**: the
+            paper's application models are not given; 10).
     """
 
     variant: Variant = "basic"
@@ -79,6 +96,8 @@ class MEBFConfig:
     theta: float = 0.5
     gamma: float = 2.0
     spare_ratio: float = 0.5
+    resize_at: ResizeAt = "now"
+    phases: int = 10
 
     def __post_init__(self) -> None:
         if self.variant not in ("basic", "shrink+", "expand+"):
@@ -89,6 +108,10 @@ class MEBFConfig:
             raise SpecError("MEBF share_factor must be in (0, 1) and spare_ratio in (0, 1]")
         if self.theta < 0 or self.gamma <= 0:
             raise SpecError("MEBF theta must be >= 0 and gamma > 0")
+        if self.resize_at not in ("now", "phase"):
+            raise SpecError(f"MEBF resize_at is now or phase, not {self.resize_at!r}")
+        if isinstance(self.phases, bool) or not isinstance(self.phases, int) or self.phases < 1:
+            raise SpecError(f"MEBF phases must be an integer >= 1, not {self.phases!r}")
 
 
 def scalability(spec: JobSpec, model: SpeedupModel | None = None) -> float:
@@ -132,7 +155,7 @@ class MEBF(BaseScheduler):
         policy: Policy = "handoff",
         *,
         model: Mapping[int, SpeedupModel] | None = None,
-        **params: float,
+        **params: Any,
     ):
         """Build MEBF; ``params`` are the other ``MEBFConfig`` fields."""
         self.config = MEBFConfig(variant, policy, **params)
@@ -147,6 +170,14 @@ class MEBF(BaseScheduler):
         self.stats = {"starts": 0, "backfills": 0, "shrinks": 0, "expands": 0}
         self._scal: dict[int, float] = {}
         self._touched: set[int] = set()
+        self._pending: dict[int, tuple[float, int]] = {}
+        """Job id -> (phase boundary time, size) of a resize not yet applied."""
+        self._held = 0
+        """Idle nodes held for pending expansions (no other job may start on them)."""
+
+    def _free(self, sim: Simulator) -> int:
+        """Nodes free for a start or an expansion: idle ones not held for a pending expansion."""
+        return sim.pool.free[0] - self._held
 
     def _scalability(self, job: Job) -> float:
         s = self._scal.get(job.id)
@@ -173,30 +204,74 @@ class MEBF(BaseScheduler):
         if len(sim.pool.free) != 1:
             raise SpecError("mebf schedules a single cluster; this platform has several")
         self._touched = set()
-        free = sim.pool.free
+        if self._pending:
+            self._apply_due(sim)
         variant = self.config.variant
         self._start_heads(sim)
-        while sim.queue and free[0] == 0 and self._shrink_for_head(sim):
+        while sim.queue and self._free(sim) == 0 and self._shrink_for_head(sim):
             self._start_heads(sim)
-        if sim.queue and free[0] > 0 and not self._backfill(sim):
+        if sim.queue and self._free(sim) > 0 and not self._backfill(sim):
             if variant == "shrink+" and self._shrink_for_head(sim):
                 self._start_heads(sim)
             elif variant == "expand+":
                 self._expand(sim)
-        if not sim.queue and free[0] > 0:
+        if not sim.queue and self._free(sim) > 0:
             self._expand(sim)
 
     def _start_heads(self, sim: Simulator) -> None:
         """Step 1: start jobs in submission order until one cannot start."""
-        free = sim.pool.free
         while (job := sim.queue_head()) is not None:
-            size = preferred_or_fit(job.spec, free[0])
+            size = preferred_or_fit(job.spec, self._free(sim))
             if not size:
                 return
             sim.start(job.id, size)
             self.stats["starts"] += 1
 
     # ------------------------------------------------------------------------- reconfigure
+    def _boundary(self, sim: Simulator, job: Job) -> float:
+        """When ``job`` reaches its next phase boundary (``inf`` if that is its end)."""
+        spec = job.spec
+        phase = spec.work / self.config.phases
+        done = spec.work - sim.remaining_work(job)
+        k = math.floor(done / phase * (1 + _BOUNDARY_EPS)) + 1
+        if k >= self.config.phases or job.rate <= 0:
+            return math.inf
+        return sim.now + (k * phase - done) / job.rate
+
+    def _resize(self, sim: Simulator, job: Job, size: int) -> bool:
+        """Resize now, or at the next phase boundary (``resize_at="phase"``); whether issued."""
+        if self.config.resize_at == "now":
+            if size < job.size:
+                sim.shrink(job.id, size)
+            else:
+                sim.expand(job.id, size)
+            return True
+        at = self._boundary(sim, job)
+        if not math.isfinite(at):
+            return False
+        self._pending[job.id] = (at, size)
+        if size > job.size:
+            self._held += size - job.size
+        sim.wake_at(at)
+        return True
+
+    def _apply_due(self, sim: Simulator) -> None:
+        """Apply the pending resizes whose boundary has come; drop those of ended jobs."""
+        now = sim.now
+        for jid, (at, size) in list(self._pending.items()):
+            job = sim.jobs[jid]
+            running = job.state is _RUNNING
+            if running and at > now:
+                continue
+            del self._pending[jid]
+            if size > job.size:
+                self._held -= size - job.size
+            if running:
+                if size < job.size:
+                    sim.shrink(jid, size)
+                else:
+                    sim.expand(jid, size)
+
     def feasible(self, sim: Simulator, job: Job, size: int) -> bool:
         """The paper's feasibility test for resizing running ``job`` to ``size`` now."""
         spec = job.spec
@@ -212,11 +287,16 @@ class MEBF(BaseScheduler):
         return total <= cfg.gamma * static
 
     def _candidates(self, sim: Simulator, most_scalable_first: bool) -> list[Job]:
-        """Running malleable jobs not resized in this pass, sorted by scalability."""
+        """Running malleable jobs not resized in this pass nor pending, sorted by scalability."""
+        skip = self._touched
+        pending = self._pending
         jobs = [
             j
             for j in sim.running.values()
-            if j.spec.kind is _MALLEABLE and j.state is _RUNNING and j.id not in self._touched
+            if j.spec.kind is _MALLEABLE
+            and j.state is _RUNNING
+            and j.id not in skip
+            and j.id not in pending
         ]
         sign = -1.0 if most_scalable_first else 1.0
         jobs.sort(key=lambda j: (sign * self._scalability(j), j.id))
@@ -233,7 +313,9 @@ class MEBF(BaseScheduler):
         head = sim.queue_head()
         if head is None:
             return False
-        need = smallest_size(head.spec) - sim.pool.free[0]
+        # Nodes that pending shrinks will release count as coming (resize_at="phase").
+        coming = sum(sim.jobs[j].size - size for j, (_, size) in self._pending.items())
+        need = smallest_size(head.spec) - self._free(sim) - max(coming, 0)
         if need <= 0:
             return False
         plan: list[tuple[Job, int]] = []
@@ -243,6 +325,8 @@ class MEBF(BaseScheduler):
             size = largest_size(job.spec, n - cut)
             if not size or size >= n or not self.feasible(sim, job, size):
                 continue
+            if self.config.resize_at == "phase" and not math.isfinite(self._boundary(sim, job)):
+                continue
             plan.append((job, size))
             need -= n - size
             if need <= 0:
@@ -250,7 +334,7 @@ class MEBF(BaseScheduler):
         if need > 0:
             return False
         for job, size in plan:
-            sim.shrink(job.id, size)
+            self._resize(sim, job, size)
             self._touched.add(job.id)
             self.stats["shrinks"] += 1
         return True
@@ -264,9 +348,8 @@ class MEBF(BaseScheduler):
         rest spare for arriving jobs, and only if that exceeds ``spare_ratio * n``.
         """
         cfg = self.config
-        free = sim.pool.free
         for job in self._candidates(sim, most_scalable_first=True):
-            idle = free[0]
+            idle = self._free(sim)
             if idle <= 0:
                 return
             n = job.size
@@ -281,19 +364,39 @@ class MEBF(BaseScheduler):
             size = largest_size(job.spec, n + amount)
             if size <= n or not self.feasible(sim, job, size):
                 continue
-            sim.expand(job.id, size)
+            if not self._resize(sim, job, size):
+                continue
             self._touched.add(job.id)
             self.stats["expands"] += 1
 
     # ---------------------------------------------------------------------------- backfill
+    def _releases(self, sim: Simulator) -> list[tuple[float, int]]:
+        """Estimated node releases, sorted: running jobs' ends and pending shrinks' boundaries.
+
+        Nodes held for a pending expansion are released with their job's estimated end.
+        """
+        pending = self._pending
+        out = []
+        for j in sim.running.values():
+            end = estimated_end(sim, j)
+            p = pending.get(j.id)
+            if p is None:
+                out.append((end, j.size))
+            elif p[1] < j.size:
+                out += [(p[0], j.size - p[1]), (end, p[1])]
+            else:
+                out.append((end, p[1]))
+        out.sort()
+        return out
+
     def _backfill(self, sim: Simulator) -> bool:
         """Step 3: EASY backfilling behind the head; whether anything started."""
         head = sim.queue_head()
         if head is None:
             return False
         now = sim.now
-        free = sim.pool.free[0]
-        ends = sorted((estimated_end(sim, j), j.size) for j in sim.running.values())
+        free = self._free(sim)
+        ends = self._releases(sim)
         t_shadow, extra = shadow(now, free, smallest_size(head.spec), ends)
         started = False
         for job in list(sim.queue.values()):

@@ -12,8 +12,8 @@ progresses at a rate the model gives:
 The paper writes the *runtime* of a slot as ``req_cpus / used_cpus * time``; we call the
 runtime increase the part above the static time, ``sum(time_t / rate_t - time_t)`` over the slots
 (choice: Listing 1 adds "the increase" to the requested time, which only makes sense for the
-excess). The engine progresses every job at the worst-case rate (its slowest task), so the ideal
-model only changes the policy's estimates, never the simulated progress.
+excess). The engine simulates either model (``SimConfig.progress``: ``"worst"`` or ``"mean"``);
+``SDPolicy.setting`` picks the one matching the policy's ``runtime_model``.
 
 Estimates use only what a scheduler knows: the user's requested time (``walltime``; the real
 work when the workload has none) and the work done so far.
@@ -34,7 +34,7 @@ class RuntimeModel(Enum):
     IDEAL = "ideal"
     """Equation 5: the mean served fraction over tasks."""
     WORST = "worst"
-    """Equation 6: the least-served task's fraction (what the engine simulates)."""
+    """Equation 6: the least-served task's fraction (the engine's default progress)."""
 
 
 def model_rate(cpu: np.ndarray, need: float, model: RuntimeModel) -> float:

@@ -16,8 +16,8 @@ Choices where the paper leaves room (also in ``docs/baselines-sdpolicy-koala.md`
 - A node holds at most two jobs: only mates that share no node are eligible, and a guest (which
   shares all its nodes) is never a mate.
 - When a mate ends before its guest, the guest takes the freed CPU of those nodes (share 1
-  there), as the paper's node manager does; under the engine's worst-case progress this speeds
-  it up only once all its mates have ended.
+  there), as the paper's node manager does; under worst-case progress this speeds it up only
+  once all its mates have ended, under the ideal model (``progress="mean"``) at once.
 - ``static_end`` comes from a conservative map: running jobs' predicted ends plus a reservation
   for each earlier queued job of the pass (up to ``map_depth`` jobs); admission of static starts
   is EASY (only the first waiting job's reservation is protected). Mates' extensions are not
@@ -64,8 +64,10 @@ class SDPolicyConfig:
             ``"dynamic"`` for the mean predicted slowdown of running jobs (DynAVGSD).
         sharing_factor: Fraction of a mate's node CPU given to the guest (0.5 in the paper).
         max_mates: Most mates per guest (``m``; 2 in the paper).
-        runtime_model: ``"worst"`` (Equation 6, the paper's choice) or ``"ideal"`` (Equation 5)
-            for the policy's estimates.
+        runtime_model: ``"worst"`` (Equation 6, the policy's choice) or ``"ideal"``
+            (Equation 5): the policy's estimates and, through :meth:`SDPolicy.setting`, how
+            the engine progresses a job whose tasks hold unequal CPU shares
+            (``SimConfig.progress`` ``"worst"`` or ``"mean"``).
         coschedule: ``False`` turns the policy into plain EASY backfilling (the baseline).
         map_depth: Queued jobs per pass that get a reservation in the map and a malleable try.
     """
@@ -126,8 +128,14 @@ class SDPolicy(BaseScheduler):
     def setting(
         self, jobs: Sequence[JobSpec], config: SimConfig
     ) -> tuple[Sequence[JobSpec], SimConfig]:
-        """No walltime kills: resized jobs outlive their requested time by design."""
-        return jobs, replace(config, kill_on_walltime=False)
+        """No walltime kills, and the engine simulates the configured runtime model.
+
+        Resized jobs outlive their requested time by design. ``runtime_model="ideal"`` runs
+        the engine with ``progress="mean"`` (the paper's Equation 5: a job progresses at its
+        tasks' mean served fraction), ``"worst"`` with ``progress="worst"`` (Equation 6).
+        """
+        progress = "mean" if self.model is RuntimeModel.IDEAL else "worst"
+        return jobs, replace(config, kill_on_walltime=False, progress=progress)
 
     def schedule(self, sim: Simulator) -> None:
         """One pass: restore shares after ends, then static starts and co-scheduling."""

@@ -21,7 +21,14 @@ Metrics: mean turnaround (``mean_response``) and mean slowdown, taken per job as
 the job's static execution time (its work at the preferred size) bounded below by 10 s
 (``mean_bounded_stretch``); improvements are ``(EBF - MEBF) / EBF``.
 
+The ``ablation`` experiment (``run``, behind ``hpcgym papers mebf``) tests the issue-21
+gaps: each headline under today's settings, the paper's reading (reconfiguration cost at the
+paper's scale, resizes at phase boundaries, run times from the scalability model for EBF and
+MEBF alike: ``hpcgym.baselines.mebf.settings``) and each of the three toggled alone, over
+``--ablation-windows`` 1K intensive windows, with 95% bootstrap intervals over windows.
+
     python -m hpcgym.bench.papers.mebf [--quick] [--workers 2] [--out results.md]
+    python -m hpcgym.bench.papers.mebf --only ablation --ablation-windows 20
 """
 
 from __future__ import annotations
@@ -32,14 +39,17 @@ import time
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from hpcgym.atomic import write_csv
+from hpcgym.atomic import write_csv, write_text
 from hpcgym.baselines import make
+from hpcgym.baselines.mebf.settings import PAPER_COST_SCALE, model_runtime, scale_reconfig
 from hpcgym.bench.papers import publish
-from hpcgym.sim import JobSpec, PowerLaw, RedistributionCost, SimConfig, Simulator
+from hpcgym.bench.stats import interval
+from hpcgym.sim import JobSpec, PowerLaw, SimConfig, Simulator
 from hpcgym.workloads import load
 
 SET = "elastic/sdsc-sp2-mebf-v0"
@@ -63,6 +73,9 @@ class Case:
     cost_scale: float = 1.0
     rho_bias: float = 0.0
     model: str = "exact"
+    resize_at: str = "now"
+    static: str = "trace"
+    setting: str = ""
 
     @property
     def label(self) -> str:
@@ -126,10 +139,12 @@ def simulate(case: Case) -> dict[str, Any]:
     )
     jobs = w.jobs
     if case.cost_scale != 1.0:
-        jobs = tuple(_scaled_cost(spec, case.cost_scale) for spec in jobs)
+        jobs = tuple(scale_reconfig(spec, case.cost_scale) for spec in jobs)
+    if case.static == "model":
+        jobs = _model_runtimes(case, jobs)
     kwargs: dict[str, Any] = {}
     if case.scheduler != "easy":
-        kwargs.update(variant=case.variant, policy=case.policy)
+        kwargs.update(variant=case.variant, policy=case.policy, resize_at=case.resize_at)
     if case.rho_bias:
         # The jobs scale worse than rho says; a "biased" model still predicts with the old rho
         # (the paper's model error), an "exact" one knows the truth.
@@ -157,11 +172,24 @@ def simulate(case: Case) -> dict[str, Any]:
     return rec
 
 
-def _scaled_cost(spec: JobSpec, k: float) -> JobSpec:
-    cost = spec.reconfig
-    if not isinstance(cost, RedistributionCost):
-        return spec
-    return replace(spec, reconfig=replace(cost, alpha=cost.alpha * k, beta=cost.beta * k))
+def _model_runtimes(case: Case, jobs: tuple[JobSpec, ...]) -> tuple[JobSpec, ...]:
+    """Every job's run time from the scalability model (``settings.model_runtime``).
+
+    Rigid jobs take the rho the annotation drew for them: it draws one per job whatever the
+    malleable share, so the fully malleable annotation of the same window holds it.
+    """
+    if case.malleable >= 1.0:
+        return tuple(model_runtime(spec) for spec in jobs)
+    full = load(
+        SET,
+        seed=case.seed,
+        n_jobs=case.n_jobs,
+        malleable=1.0,
+        scalability=case.scalability,
+        intensive=case.intensive,
+    )
+    rho = {s.id: s.speedup.rho for s in full.jobs if isinstance(s.speedup, PowerLaw)}
+    return tuple(model_runtime(spec, rho.get(spec.id, 0.0)) for spec in jobs)
 
 
 def _biased(spec: JobSpec, bias: float) -> JobSpec:
@@ -237,6 +265,17 @@ def wins(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("experiment")
 
 
+def _tables(df: pd.DataFrame) -> str:
+    """The ablation's tables (if it ran), then the other experiments' (if any ran)."""
+    abl = df["experiment"].isin(["ablation", "ablation-40"])
+    parts = []
+    if abl.any():
+        parts.append(ablation_report(df[abl]))
+    if (~abl).any():
+        parts.append(report(df[~abl]))
+    return "\n".join(parts)
+
+
 def report(df: pd.DataFrame) -> str:
     """The check's tables in Markdown."""
     parts = []
@@ -271,6 +310,180 @@ def report(df: pd.DataFrame) -> str:
     return "\n".join(parts)
 
 
+# ------------------------------------------------------------------------------- ablation
+SETTINGS: dict[str, dict[str, Any]] = {
+    "today": {"cost_scale": 1.0, "resize_at": "now", "static": "trace"},
+    "paper": {"cost_scale": PAPER_COST_SCALE, "resize_at": "phase", "static": "model"},
+    "cost x100 only": {"cost_scale": PAPER_COST_SCALE, "resize_at": "now", "static": "trace"},
+    "phase only": {"cost_scale": 1.0, "resize_at": "phase", "static": "trace"},
+    "rho run times only": {"cost_scale": 1.0, "resize_at": "now", "static": "model"},
+}
+"""The ablation's settings: today's, the paper's reading, and each of its three parts alone."""
+
+ABLATION_WINDOWS = 20
+"""1K intensive windows of the full ablation (``--quick``: ``QUICK_WINDOWS``)."""
+QUICK_WINDOWS = 4
+
+
+def ablation_cases(windows: int, settings: Iterable[str] = tuple(SETTINGS)) -> list[Case]:
+    """The ablation's simulations: per setting and window, the headline and the 40% runs.
+
+    Headline: 1K intensive windows, every job malleable, mixed rho; EBF, the three policies
+    basic and expand+. Rigid share: the same windows with 40% malleable jobs, medium rho (the
+    paper's Fig. 12 workload); EBF and the three policies basic.
+    """
+    out: list[Case] = []
+    for name in settings:
+        opts = SETTINGS[name]
+        for seed in range(windows):
+            for sched, variant, policy in _schedulers(("basic", "expand+")):
+                out.append(
+                    Case(
+                        "ablation",
+                        1000,
+                        seed,
+                        True,
+                        "mixed",
+                        1.0,
+                        sched,
+                        variant,
+                        policy,
+                        **opts,
+                        setting=name,
+                    )
+                )
+            for sched, variant, policy in _schedulers():
+                out.append(
+                    Case(
+                        "ablation-40",
+                        1000,
+                        seed,
+                        True,
+                        "medium",
+                        0.4,
+                        sched,
+                        variant,
+                        policy,
+                        **opts,
+                        setting=name,
+                    )
+                )
+    return out
+
+
+def _gains(df: pd.DataFrame, experiment: str, metric: str) -> pd.DataFrame:
+    """Per setting and window: % improvement of every MEBF label over EBF in ``metric``."""
+    sub = df[df["experiment"] == experiment]
+    wide = sub.pivot_table(index=["setting", "seed"], columns="label", values=metric)
+    ebf = wide.pop("EBF")
+    return wide.rsub(ebf, axis=0).div(ebf, axis=0).mul(100)
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One row of the ablation table: a per-window quantity and what the paper reports."""
+
+    label: str
+    paper: str
+    value: float | None = None
+    """The paper's number, when it gives one (the verdict asks for it inside the interval)."""
+    sign: int = 0
+    """The paper's direction when it gives no number: -1 below zero, +1 above."""
+
+
+def headlines(df: pd.DataFrame) -> list[tuple[Headline, pd.Series]]:
+    """Each headline with its per-(setting, window) values."""
+    rows: list[tuple[Headline, pd.Series]] = []
+    tat = _gains(df, "ablation", "turnaround")
+    sld = _gains(df, "ablation", "slowdown")
+    paper_tat = {"Handoff": 40.0, "Intensive": 33.0, "Spare": 37.0}
+    for name, value in paper_tat.items():
+        h = Headline(f"turnaround gain over EBF, {name}, 1K intensive (%)", f"{value:g}", value)
+        rows.append((h, tat[name]))
+    for name in paper_tat:
+        h = Headline(
+            f"slowdown gain, {name} expand+ minus basic (points)", "< 0 (expand+ worse)", sign=-1
+        )
+        rows.append((h, sld[f"{name} expand+"] - sld[name]))
+    rigid = _gains(df, "ablation-40", "turnaround")
+    for name in paper_tat:
+        h = Headline(f"turnaround gain at 40% malleable, {name} (%)", "2.1", 2.1)
+        rows.append((h, rigid[name]))
+    return rows
+
+
+def verdict(h: Headline, low: float, high: float) -> str:
+    """``reproduced`` only when the paper's value (or direction) lies inside the interval."""
+    if h.value is not None:
+        if low <= h.value <= high:
+            return "reproduced"
+        return "above" if low > h.value else "below"
+    if (h.sign < 0 and high < 0) or (h.sign > 0 and low > 0):
+        return "reproduced"
+    if low <= 0 <= high:
+        return "no direction"
+    return "reversed"
+
+
+def ablation_report(df: pd.DataFrame) -> str:
+    """The ablation table: each headline per setting, mean over windows [95% interval]."""
+    settings = [s for s in SETTINGS if s in set(df["setting"])]
+    windows = df[df["experiment"] == "ablation"]["seed"].nunique()
+    head = ["headline", "paper", *settings, *(f"verdict, {s}" for s in settings)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for h, values in headlines(df):
+        cells, verdicts = [], []
+        for setting in settings:
+            x = values.xs(setting, level="setting").dropna().to_numpy(float)
+            est = interval(x)
+            cells.append(f"{est.value:.1f} [{est.low:.1f}, {est.high:.1f}]")
+            verdicts.append(verdict(h, est.low, est.high))
+        lines.append("| " + " | ".join([h.label, h.paper, *cells, *verdicts]) + " |")
+    parts = [
+        f"### MEBF ablation: {windows} windows of 1,000 jobs, intensive arrivals; "
+        "mean over windows [95% bootstrap interval]\n",
+        "\n".join(lines) + "\n",
+    ]
+    sub = df[df["experiment"] == "ablation"]
+    ctx = sub.groupby(["setting", "label"])[["turnaround", "slowdown", "shrinks", "expands"]]
+    ctx_table = ctx.mean().unstack("label")
+    rows = []
+    for setting in settings:
+        row: dict[str, Any] = {"setting": setting}
+        for label in ("EBF", "Handoff", "Handoff expand+"):
+            row[f"{label} turnaround"] = ctx_table.loc[setting, ("turnaround", label)]
+        for label in ("Handoff", "Handoff expand+"):
+            row[f"{label} shrinks"] = ctx_table.loc[setting, ("shrinks", label)]
+            row[f"{label} expands"] = ctx_table.loc[setting, ("expands", label)]
+        rows.append(row)
+    parts.append("### MEBF ablation: means per run (all jobs malleable, mixed rho)\n")
+    parts.append(markdown(pd.DataFrame(rows).set_index("setting")) + "\n")
+    return "\n".join(parts)
+
+
+def _simulate_all(todo: list[Case], workers: int) -> pd.DataFrame:
+    if workers <= 1:
+        return pd.DataFrame([simulate(c) for c in todo])
+    with ProcessPoolExecutor(workers) as pool:
+        return pd.DataFrame(pool.map(simulate, todo, chunksize=4))
+
+
+def run(quick: bool = False, out: Path | None = None, workers: int = 2) -> str:
+    """The ``hpcgym papers mebf`` check: the ablation over 20 windows (``quick``: 4).
+
+    Returns the Markdown tables (written to ``out`` too when given).
+    """
+    windows = QUICK_WINDOWS if quick else ABLATION_WINDOWS
+    todo = ablation_cases(windows)
+    t0 = time.perf_counter()
+    df = _simulate_all(todo, workers)
+    text = ablation_report(df)
+    text += f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
+    if out is not None:
+        write_text(out, text)
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the check and print (or write) its tables."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -281,23 +494,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="write the Markdown tables here")
     ap.add_argument("--csv", default=None, help="write every run's record here")
     ap.add_argument("--from-csv", nargs="+", help="only tabulate records written by --csv")
-    ap.add_argument("--only", nargs="+", help="run only these experiments")
+    ap.add_argument("--only", nargs="+", help="run only these experiments (or ablation)")
+    ap.add_argument("--ablation-windows", type=int, default=ABLATION_WINDOWS)
     args = ap.parse_args(argv)
     if args.from_csv:
         df = pd.concat(pd.read_csv(f) for f in args.from_csv)
         # Records from before a column existed have its default.
         df = df.fillna({"cost_scale": 1.0, "rho_bias": 0.0, "model": "exact"})
-        text = report(df)
+        text = _tables(df)
     else:
         todo = cases(1, 1) if args.quick else cases(args.seeds_1k, args.seeds_5k)
         if args.only:
             todo = [c for c in todo if c.experiment in args.only]
+            if "ablation" in args.only:
+                windows = QUICK_WINDOWS if args.quick else args.ablation_windows
+                todo += ablation_cases(windows)
         t0 = time.perf_counter()
-        with ProcessPoolExecutor(args.workers) as pool:
-            df = pd.DataFrame(pool.map(simulate, todo, chunksize=4))
+        df = _simulate_all(todo, args.workers)
         if args.csv:
             write_csv(args.csv, df, index=False)
-        text = report(df)
+        text = _tables(df)
         text += f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
     publish(text, args.out)
     return 0

@@ -19,6 +19,12 @@ size range. The engine does not kill at walltime (SLURM's SD-Policy extends the 
 jobs it slows down). "static" is ``SDPolicy(coschedule=False)``, EASY backfilling with the same
 estimates; the project's ``easy`` baseline is run beside it as a cross-check.
 
+The ablation (``run``, behind ``hpcgym papers sdpolicy``) compares, on every 6-day window of
+the CEA sample (starting on each day, so consecutive windows overlap by 5 days), static
+backfill and MAXSD 10 under today's setting (all seven partitions on 5,832 nodes, worst-case
+runtime model), the paper's (the primary partition 10 alone on its 5,040 nodes, ideal model:
+estimates and simulated progress) and each part alone, with 95% bootstrap intervals.
+
     python -m hpcgym.bench.papers.sdpolicy [--windows 3] [--days 6] [--workers 2] [--out f.md]
 """
 
@@ -29,19 +35,28 @@ import math
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from hpcgym.atomic import write_csv
+from hpcgym.atomic import write_csv, write_text
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.sdpolicy.scheduler import DYNAMIC, SDPolicy
 from hpcgym.bench.papers import publish
-from hpcgym.sim import SimConfig, Simulator
+from hpcgym.bench.stats import interval
+from hpcgym.errors import WorkloadError
+from hpcgym.sim import Platform, SimConfig, Simulator
 from hpcgym.workloads import ElasticConfig, annotate_elastic, load, read_workload, transforms
 from hpcgym.workloads.registry import resolve_file
-from hpcgym.workloads.workload import Workload
+from hpcgym.workloads.swf import COL
+from hpcgym.workloads.workload import ProvenanceStep, Workload
+
+PRIMARY_PARTITION = 10
+"""CEA-Curie's primary partition (the SWF partition field), the one the paper simulates."""
+PRIMARY_NODES = 5040
+"""Nodes of the primary partition (the paper: 5,040 16-core nodes)."""
 
 CONFIG = SimConfig(kill_on_walltime=False)
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -64,6 +79,11 @@ class Case:
     variant: str
     size: float
     model: str = "worst"
+    partition: int | None = None
+    """CEA-Curie only: keep this SWF partition's jobs, on ``PRIMARY_NODES`` nodes."""
+    step: float = 0.0
+    """Days between window starts (0: the window length, disjoint windows)."""
+    setting: str = ""
 
 
 def workload(case: Case) -> Workload:
@@ -71,8 +91,11 @@ def workload(case: Case) -> Workload:
     if case.trace == "cea-curie":
         path = resolve_file("CEA-Curie-2011-sample.swf.gz")
         w = read_workload(path, procs_per_node=16, allocation="node")
+        if case.partition is not None:
+            w = partition(w, case.partition, PRIMARY_NODES)
         day = 86400.0
-        w = transforms.window(w, case.window * case.size * day, (case.window + 1) * case.size * day)
+        start = case.window * (case.step or case.size) * day
+        w = transforms.window(w, start, start + case.size * day)
         w = transforms.estimates(w, "user")
     else:
         w = load("swf/kth-sp2-v0")
@@ -83,6 +106,27 @@ def workload(case: Case) -> Workload:
             w.jobs[min((case.window + 1) * n, len(w.jobs) - 1)].submit,
         )
     return annotate_elastic(w, ElasticConfig(malleable=case.malleable), case.window)
+
+
+def partition(w: Workload, number: int, nodes: int) -> Workload:
+    """The jobs of SWF partition ``number`` alone, on a single cluster of ``nodes`` nodes.
+
+    Raises:
+        WorkloadError: The workload has no SWF rows, or a job of the partition is larger.
+    """
+    if w.rows is None:
+        raise WorkloadError(f"partition: {w.name!r} has no SWF rows to read partitions from")
+    keep = np.flatnonzero(w.rows[:, COL["partition"]] == number)
+    jobs = [w.jobs[i] for i in keep]
+    too_big = [j.id for j in jobs if j.nodes > nodes]
+    if too_big:
+        raise WorkloadError(
+            f"partition {number} of {w.name!r}: jobs {too_big[:5]} need more than {nodes} nodes"
+        )
+    cluster = w.platform.clusters[0]
+    platform = Platform.single(nodes, cores=cluster.cores, name=cluster.name)
+    step = ProvenanceStep.make("partition", partition=number, nodes=nodes)
+    return w.derive(jobs, step, rows=w.rows[keep], platform=platform)
 
 
 def scheduler(case: Case) -> BaseScheduler:
@@ -97,8 +141,10 @@ def scheduler(case: Case) -> BaseScheduler:
 def simulate(case: Case) -> dict[str, Any]:
     """Run one case; its parameters and the paper's metrics as a flat record."""
     w = workload(case)
-    sim = Simulator(w.platform, w.jobs, CONFIG)
     sched = scheduler(case)
+    # The scheduler's setting: no walltime kills; SD-Policy's runtime model in the engine too.
+    jobs_in, config = sched.setting(w.jobs, CONFIG)
+    sim = Simulator(w.platform, jobs_in, config)
     t0 = time.perf_counter()
     sched.run(sim)
     res = sim.result()
@@ -179,6 +225,116 @@ def _markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------------------- ablation
+SETTINGS: dict[str, dict[str, Any]] = {
+    "today": {"partition": None, "model": "worst"},
+    "paper": {"partition": PRIMARY_PARTITION, "model": "ideal"},
+    "partition 10 only": {"partition": PRIMARY_PARTITION, "model": "worst"},
+    "ideal model only": {"partition": None, "model": "ideal"},
+}
+"""The ablation's settings: today's, the paper's, and each of its two parts alone."""
+
+SAMPLE_DAYS = 26
+"""Whole days of the CEA-Curie sample (26.6 days): 6-day windows start on days 0-20."""
+
+
+def ablation_cases(
+    days: float = 6.0,
+    step: float = 1.0,
+    settings: tuple[str, ...] = tuple(SETTINGS),
+    last_start: float | None = None,
+    windows: list[int] | None = None,
+) -> list[Case]:
+    """Static backfill and MAXSD 10 on every ``days`` window starting each ``step`` days.
+
+    ``windows`` keeps only these window indices (window ``k`` starts on day ``k * step``).
+    """
+    last = SAMPLE_DAYS - days if last_start is None else last_start
+    starts = range(int(last // step) + 1) if windows is None else windows
+    return [
+        Case("cea-curie", k, 1.0, variant, days, step=step, setting=name, **SETTINGS[name])
+        for name in settings
+        for k in starts
+        for variant in ("static", "MAXSD 10")
+    ]
+
+
+def _ratios(df: pd.DataFrame) -> pd.DataFrame:
+    """Per setting and window: MAXSD 10's metrics over static's, and its guest share."""
+    # Windows are keyed by their start day, so runs with different steps combine.
+    df = df.assign(start=df["window"] * df["step"].where(df["step"] > 0, df["size"]))
+    key = ["setting", "start"]
+    base = df[df["variant"] == "static"].set_index(key)
+    sd = df[df["variant"] == "MAXSD 10"].set_index(key)
+    out = pd.DataFrame(index=sd.index)
+    for m in ("slowdown", "response", "makespan"):
+        out[m] = sd[m] / base[m]
+    out["guests"] = sd["guests"] / sd["jobs"] * 100
+    return out
+
+
+HEADLINES = (
+    ("slowdown", "mean slowdown, MAXSD 10 / static", 0.296),
+    ("response", "mean response time, MAXSD 10 / static", 0.50),
+    ("makespan", "makespan, MAXSD 10 / static", 1.00),
+    ("guests", "jobs started as guests (%)", 10.3),
+)
+"""Per-window quantity, its label, and the paper's value (section 4.1, CEA-Curie)."""
+
+
+def ablation_report(df: pd.DataFrame) -> str:
+    """The ablation table: each headline per setting, mean over windows [95% interval]."""
+    settings = [s for s in SETTINGS if s in set(df["setting"])]
+    ratios = _ratios(df)
+    first = df.iloc[0]
+    starts = sorted(ratios.index.get_level_values("start").unique())
+    n = len(starts)
+    step = min(np.diff(starts)) if n > 1 else first["size"]
+    head = ["headline", "paper", *settings, *(f"verdict, {s}" for s in settings)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for column, label, paper in HEADLINES:
+        cells, verdicts = [], []
+        for setting in settings:
+            x = ratios.xs(setting, level="setting")[column].to_numpy(float)
+            est = interval(x)
+            digits = 1 if column == "guests" else 3
+            cells.append(f"{est.value:.{digits}f} [{est.low:.{digits}f}, {est.high:.{digits}f}]")
+            inside = est.low <= paper <= est.high
+            verdicts.append("reproduced" if inside else ("above" if est.low > paper else "below"))
+        lines.append("| " + " | ".join([label, f"{paper:g}", *cells, *verdicts]) + " |")
+    jobs = df[df["variant"] == "static"].groupby("setting")["jobs"].mean()
+    note = ", ".join(f"{s} {jobs[s]:,.0f}" for s in settings)
+    return (
+        f"### SD-Policy ablation, CEA-Curie: {n} windows of {first['size']:g} days starting every "
+        f"{step:g} days; mean over windows [95% bootstrap interval]\n\n"
+        + "\n".join(lines)
+        + f"\n\nJobs per window (mean): {note}.\n"
+    )
+
+
+def run(quick: bool = False, out: Path | None = None, workers: int = 2) -> str:
+    """The ``hpcgym papers sdpolicy`` check: the ablation on every 6-day CEA window.
+
+    ``quick``: 1-day windows starting on days 0, 6, 12 and 18 instead (a few minutes).
+    Returns the Markdown table (written to ``out`` too when given).
+    """
+    todo = ablation_cases(1.0, 6.0, last_start=18.0) if quick else ablation_cases()
+    t0 = time.perf_counter()
+    df = _simulate_all(todo, workers)
+    text = ablation_report(df)
+    text += f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
+    if out is not None:
+        write_text(out, text)
+    return text
+
+
+def _simulate_all(todo: list[Case], workers: int) -> pd.DataFrame:
+    if workers <= 1:
+        return pd.DataFrame([simulate(c) for c in todo])
+    with ProcessPoolExecutor(workers) as pool:
+        return pd.DataFrame(pool.map(simulate, todo))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the check and print (or write) its tables."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -191,12 +347,39 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variants", nargs="*", default=None, help="subset of variants to run")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--csv", default=None, help="write every run's record here")
-    ap.add_argument("--from-csv", default=None, help="only tabulate records written by --csv")
+    ap.add_argument(
+        "--from-csv", nargs="+", default=None, help="only tabulate records written by --csv"
+    )
     ap.add_argument("--out", default=None, help="write the Markdown tables here")
+    ap.add_argument(
+        "--ablation",
+        nargs="*",
+        default=None,
+        metavar="SETTING",
+        help=f"run the ablation instead (settings: {', '.join(SETTINGS)}; none given: all)",
+    )
+    ap.add_argument("--step", type=float, default=1.0, help="ablation: days between windows")
+    ap.add_argument("--last-start", type=float, default=None, help="ablation: last window start")
+    ap.add_argument(
+        "--window-index", type=int, nargs="+", default=None, help="ablation: only these windows"
+    )
     args = ap.parse_args(argv)
     if args.from_csv:
-        df = pd.read_csv(args.from_csv)
-        text = report(df)
+        df = pd.concat(pd.read_csv(f, keep_default_na=False, na_values=[""]) for f in args.from_csv)
+        text = (
+            ablation_report(df) if "setting" in df and df["setting"].notna().all() else report(df)
+        )
+    elif args.ablation is not None:
+        names = tuple(args.ablation) or tuple(SETTINGS)
+        todo = ablation_cases(args.days, args.step, names, args.last_start, args.window_index)
+        t0 = time.perf_counter()
+        df = _simulate_all(todo, args.workers)
+        if args.csv:
+            write_csv(args.csv, df, index=False)
+        text = (
+            ablation_report(df)
+            + f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
+        )
     else:
         todo = cases(args)
         t0 = time.perf_counter()

@@ -1,0 +1,77 @@
+"""``hpcgym papers NAME [--quick]``: the registry, the refusal of a paper without a runner."""
+
+from __future__ import annotations
+
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from hpcgym.bench import papers
+from hpcgym.bench.papers import PAPERS, run_paper, runner
+from hpcgym.bench.papers.mebf import Headline, verdict
+from hpcgym.cli import main
+from hpcgym.errors import HpcGymError
+
+
+def test_registry_names_every_paper_check() -> None:
+    assert set(PAPERS) >= {"mebf", "sdpolicy", "koala", "dfrs"}
+    assert callable(runner("mebf")) and callable(runner("sdpolicy"))
+    with pytest.raises(HpcGymError, match="unknown paper 'nope'"):
+        runner("nope")
+
+
+def test_a_paper_without_a_runner_is_refused_clearly(monkeypatch, capsys) -> None:
+    fake = types.ModuleType("hpcgym_fake_paper")
+    monkeypatch.setitem(sys.modules, "hpcgym_fake_paper", fake)
+    monkeypatch.setitem(PAPERS, "koala", "hpcgym_fake_paper")
+    assert main(["papers", "koala", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert "paper 'koala' has no runner yet" in err
+
+
+def test_the_command_passes_quick_and_out_and_prints_the_table(
+    monkeypatch, capsys, tmp_path: Path
+) -> None:
+    calls = []
+
+    def fake_run(quick: bool, out: Path | None) -> str:
+        calls.append((quick, out))
+        return "| table |"
+
+    fake = types.ModuleType("hpcgym_fake_paper2")
+    fake.run = fake_run  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "hpcgym_fake_paper2", fake)
+    monkeypatch.setitem(PAPERS, "mebf", "hpcgym_fake_paper2")
+    out = tmp_path / "sub" / "t.md"
+    assert main(["papers", "mebf", "--quick", "--out", str(out)]) == 0
+    assert calls == [(True, out)]
+    assert "| table |" in capsys.readouterr().out
+    assert run_paper("mebf") == "| table |" and calls[-1] == (False, None)
+
+
+def test_unknown_paper_is_an_argument_error(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["papers", "nope"])
+    assert "invalid choice" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("value", "sign", "low", "high", "expected"),
+    [
+        (2.1, 0, 1.0, 3.0, "reproduced"),
+        (2.1, 0, 2.2, 9.0, "above"),
+        (40.0, 0, 20.0, 39.9, "below"),
+        (None, -1, -5.0, -0.1, "reproduced"),
+        (None, -1, -5.0, 0.5, "no direction"),
+        (None, -1, 0.1, 5.0, "reversed"),
+    ],
+)
+def test_verdicts_follow_the_intervals(value, sign, low, high, expected) -> None:
+    assert verdict(Headline("x", "y", value, sign), low, high) == expected
+
+
+def test_publish_writes_what_it_prints(tmp_path: Path, capsys) -> None:
+    papers.publish("abc", tmp_path / "x.md")
+    assert (tmp_path / "x.md").read_text() == "abc" and "abc" in capsys.readouterr().out
