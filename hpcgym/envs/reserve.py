@@ -16,10 +16,12 @@ fits now or not, and the env commits to it:
 A start entry is legal for every queued job in the window that fits the empty machine.
 ``advance`` is legal only when no job can be chosen (then, with ``skip_trivial``, the env
 advances by itself): as in RLScheduler, the agent must pick a job whenever there is one. (A
-legal ``advance`` beside the jobs is a trap for a greedy policy: a policy whose ``advance``
-logit comes out highest never commits, and every start becomes the env's forced one.) This is the decision rule of the
-``<score>-reserve`` and ``<score>-reserve-bf`` baselines (``hpcgym.baselines.priority``): an
-agent that always picks the best-ranked job by a score gives their schedule (tested).
+legal ``advance`` beside the jobs trapped greedy policies: one whose ``advance`` logit came out
+highest never committed, and jobs started only when the env forced one to avoid a stall.)
+
+This is the decision rule of the ``<score>-reserve`` and ``<score>-reserve-bf`` baselines
+(``hpcgym.baselines.priority``): an agent that always picks the best-ranked job by a score gives
+their schedule (tested).
 """
 
 from __future__ import annotations
