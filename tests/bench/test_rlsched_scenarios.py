@@ -1,4 +1,4 @@
-"""RLScheduler's setting as bench scenarios: episodes fixed by (seed, start), drawn as documented."""
+"""RLScheduler's setting as scenarios: episodes fixed by (seed, start), drawn as documented."""
 
 from __future__ import annotations
 
