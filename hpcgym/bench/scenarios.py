@@ -14,8 +14,11 @@ get("rigid-lublin-v0").seeds
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from gymnasium.utils.seeding import np_random
 
 from hpcgym.errors import SpecError
 
@@ -233,6 +236,137 @@ register(
 
 CROSS_TRACE = {"malleable-small-v2": ("malleable-small-kth-v0",)}
 """Each scenario's cross-trace tests: the same setting on other machines' traces."""
+
+# RLScheduler's setting (docs/rlscheduler.md): reserve mode on RLScheduler's job lists, 1,024-job
+# sequences, bounded slowdown with tau 10 s, no walltime kills, 128 queue slots. A scenario's
+# episodes are (seed, start) pairs: ``window_starts`` lists the sequences' first jobs and each
+# reset seed is chosen so that the env's own draw picks exactly one of them
+# (:func:`seeds_for_starts`), so every path that builds an episode from (preset, arguments,
+# seed) -- the env, the engine path, the window check, ``hpcgym evaluate`` -- runs the same jobs.
+SCORES = ("fcfs", "sjf", "f1", "wfp3", "unicep")
+RESERVE = tuple(f"{s}-reserve" for s in SCORES)
+RESERVE_BF = tuple(f"{s}-reserve-bf" for s in SCORES)
+EASY_BY_SCORE = tuple(f"easy-{s}" for s in SCORES)
+
+
+def seeds_for_starts(starts: Sequence[int], first: int = 1000) -> tuple[int, ...]:
+    """Reset seeds, one per start, with which the env picks ``starts[i]`` for the ``i``-th seed.
+
+    An env with ``window_starts=starts`` (and no ``start`` reset option) picks
+    ``starts[rng.integers(0, len(starts))]`` with the generator Gymnasium seeds from the reset
+    seed (``hpcgym.envs.episodes.choose_episode``). For each ``i`` in order this returns the
+    smallest seed from ``first`` on, not already taken, whose first draw is ``i``.
+    """
+    if not starts:
+        raise SpecError("seeds_for_starts needs at least one start")
+    n = len(starts)
+    wanted = {i: -1 for i in range(n)}
+    seed = first
+    while any(v < 0 for v in wanted.values()):
+        i = int(np_random(seed)[0].integers(0, n))
+        if wanted[i] < 0:
+            wanted[i] = seed
+        seed += 1
+    return tuple(wanted[i] for i in range(n))
+
+
+def _rlsched(
+    name: str,
+    workload: str,
+    starts: Sequence[int],
+    backfill: bool,
+    policies: tuple[str, ...],
+    description: str,
+    split: str | None = None,
+) -> Scenario:
+    kwargs: dict[str, Any] = {
+        "workload": workload,
+        "platform": None,
+        "n_jobs": 1024,
+        "selection": "reserve",
+        "reserve_backfill": backfill,
+        "queue_slots": 128,
+        "kill_on_walltime": False,
+        "window_starts": tuple(starts),
+    }
+    if split is not None:
+        kwargs["split"] = split
+    return Scenario(
+        name, "hpcgym/Rigid-v0", kwargs, seeds_for_starts(starts), policies, description
+    )
+
+
+RLSCHED_LUBLIN_STARTS = (1981, 2756, 4299, 8850, 3316, 2714, 5228, 7762, 4022, 7085)
+"""RLScheduler's published Lublin-1 sequences: ``rlscheduler_starts(10000)`` (seed 1, tested)."""
+RLSCHED_LUBLIN_TEST_STARTS = (
+    8676, 8946, 7963, 7827, 8313, 8669, 8949, 7763, 8307, 8819,
+    7964, 8405, 8373, 8423, 7934, 8493, 8954, 8623, 7747, 8615,
+    8278, 8902, 7891, 7840, 7776, 8155, 8347, 8090, 8706, 8770,
+)  # fmt: skip
+"""30 sequences inside lublin_256's test split (jobs [7719, 10000)): ``split_starts`` (seed 1)."""
+RLSCHED_SDSC_TEST_STARTS = (
+    54321, 55096, 56639, 55656, 55054, 57568, 56362, 54594, 53952, 54464,
+    54759, 56098, 57413, 58164, 56705, 56806, 57675, 58234, 54268, 55440,
+    54260, 58019, 54547, 53536, 57581, 57187, 53421, 57896, 58088, 53735,
+)  # fmt: skip
+"""30 sequences inside SDSC SP2's test split (jobs [53364, 59705)): ``split_starts`` (seed 1)."""
+RLSCHED_HPC2N_STARTS = (
+    1981, 1268, 1132, 1618, 1974, 1068, 1612, 2124, 1269, 1710,
+    1678, 1728, 1239, 1798, 1928, 1052, 1920, 1583, 1196, 1145,
+    1081, 1460, 1652, 1395, 2011, 2075, 1632, 1051, 1426, 1289,
+)  # fmt: skip
+"""30 sequences of the whole HPC2N sample (3,170 jobs): ``rlscheduler_starts(3170, 30)`` (seed 1).
+Its test split holds 906 jobs, too few for one 1,024-job sequence: HPC2N is a cross-trace test
+only (no shipped agent trains on it)."""
+
+_NO_BF = "reserve mode without backfilling"
+_BF = "reserve mode with backfilling"
+for _suffix, _bf, _mode, _pols in (
+    ("", False, _NO_BF, RESERVE + RESERVE_BF),
+    ("-bf", True, _BF, RESERVE_BF + EASY_BY_SCORE),
+):
+    register(
+        _rlsched(
+            f"rlsched-lublin{_suffix}-v0",
+            "rlsched/lublin256-v0",
+            RLSCHED_LUBLIN_STARTS,
+            _bf,
+            _pols,
+            f"RLScheduler's 10 published 1024-job lublin_256 sequences (whole trace), {_mode}",
+        )
+    )
+    register(
+        _rlsched(
+            f"rlsched-lublin{_suffix}-test-v0",
+            "rlsched/lublin256-v0",
+            RLSCHED_LUBLIN_TEST_STARTS,
+            _bf,
+            _pols,
+            f"30 1024-job lublin_256 sequences from its test split, {_mode}",
+            split="test",
+        )
+    )
+    register(
+        _rlsched(
+            f"rlsched-sdsc-sp2{_suffix}-v0",
+            "rlsched/sdsc-sp2-v0",
+            RLSCHED_SDSC_TEST_STARTS,
+            _bf,
+            _pols,
+            f"30 1024-job SDSC SP2 sequences from its test split, {_mode}",
+            split="test",
+        )
+    )
+    register(
+        _rlsched(
+            f"rlsched-hpc2n{_suffix}-v0",
+            "rlsched/hpc2n-v0",
+            RLSCHED_HPC2N_STARTS,
+            _bf,
+            _pols,
+            f"30 1024-job HPC2N sequences (whole trace; a cross-trace test), {_mode}",
+        )
+    )
 
 MAIN = "malleable-small-v2"
 """The scenario of the main job (``hpcgym bench`` with no arguments)."""

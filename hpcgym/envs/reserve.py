@@ -13,10 +13,15 @@ fits now or not, and the env commits to it:
    before the reservation; nothing uses the nodes left spare at the reservation. So the
    chosen job never starts later than its reservation when estimates bound run times.
 
-A start entry is legal for every queued job in the window that fits the empty machine
-(``advance`` stays legal, as in every mode). This is the decision rule of the
-``<score>-reserve`` and ``<score>-reserve-bf`` baselines (``hpcgym.baselines.priority``): an
-agent that always picks the best-ranked job by a score gives their schedule (tested).
+A start entry is legal for every queued job in the window that fits the empty machine.
+``advance`` is legal only when no job can be chosen (then, with ``skip_trivial``, the env
+advances by itself): as in RLScheduler, the agent must pick a job whenever there is one. (A
+legal ``advance`` beside the jobs trapped greedy policies: one whose ``advance`` logit came out
+highest never committed, and jobs started only when the env forced one to avoid a stall.)
+
+This is the decision rule of the ``<score>-reserve`` and ``<score>-reserve-bf`` baselines
+(``hpcgym.baselines.priority``): an agent that always picks the best-ranked job by a score gives
+their schedule (tested).
 """
 
 from __future__ import annotations
@@ -38,7 +43,10 @@ class ReserveSelection:
         self.machine = machine
 
     def mask(self, mask: np.ndarray, queue_rows: list[int], ledger: JobLedger) -> bool:
-        """Make every queued job of the window that fits the machine choosable; any such job?"""
+        """Make every queued job of the window that fits the machine choosable; any such job?
+
+        ``advance`` (entry 0) is legal only when none is.
+        """
         reqs = ledger.req_list
         off = self.offset
         choosable = False
@@ -46,6 +54,7 @@ class ReserveSelection:
             ok = reqs[row] <= self.machine
             mask[off + q] = ok
             choosable = choosable or ok
+        mask[0] = not choosable
         return choosable
 
     def commit(self, row: int, sim: Simulator, cmd: Commander) -> None:

@@ -5,6 +5,7 @@ Read a trace with :func:`read_workload`, or build a named set with :func:`load`;
 generate with the Lublin-Feitelson, Klein-Perez and KOALA generators. See ``docs/workloads.md``.
 """
 
+from hpcgym.workloads import rlsched as _rlsched  # noqa: F401  (registers the rlsched/ sets)
 from hpcgym.workloads import sets as _sets  # noqa: F401  (registers the built-in sets)
 from hpcgym.workloads.convert import (
     read_workload,

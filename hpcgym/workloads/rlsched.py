@@ -17,6 +17,11 @@ this module gives:
   ``batch_job_slice`` when one is set). The published table used seed 1, 10 sequences of 1,024.
 - **Its sequences** (:func:`rlscheduler_sequences`): the jobs ``start .. start + length - 1``.
 
+The job lists are also workload sets (:data:`RLSCHED_SETS`: ``rlsched/lublin256-v0``,
+``rlsched/sdsc-sp2-v0``, ``rlsched/hpc2n-v0``), so that the env and the bench run on exactly
+these jobs, and :func:`split_starts` draws sequences the same way inside one split of a trace
+(RLScheduler draws from the whole trace, which leaves no job unseen by training).
+
 The engine must run these without walltime kills (``SimConfig(kill_on_walltime=False)``):
 RLScheduler lets a job overrun its request.
 """
@@ -33,7 +38,9 @@ import numpy as np
 from hpcgym.errors import WorkloadError
 from hpcgym.sim.platform import Platform
 from hpcgym.sim.spec import JobSpec
+from hpcgym.workloads.registry import WorkloadSet, register, resolve_file
 from hpcgym.workloads.swf import COL, SwfTrace, read_swf
+from hpcgym.workloads.workload import Workload
 
 EVAL_LENGTH = 1024
 """Jobs per evaluation sequence in RLScheduler's published tables."""
@@ -187,3 +194,59 @@ def rlscheduler_sequences(
         len(trace.jobs), count, length=length, seed=seed, job_slice=job_slice
     )
     return [(s, trace.jobs[s : s + length]) for s in starts]
+
+
+def split_starts(
+    first: int,
+    stop: int,
+    count: int,
+    *,
+    length: int = EVAL_LENGTH,
+    seed: int = EVAL_SEED,
+) -> list[int]:
+    """Starts of ``count`` sequences inside the jobs ``[first, stop)`` (one split of a trace).
+
+    The generator is RLScheduler's (:func:`gym_legacy_rng`); each start is
+    ``first + randint(0, stop - first - length + 1)``, so every sequence lies inside the range.
+    RLScheduler's own draw (:func:`rlscheduler_starts`) also leaves out the first ``length`` and
+    the last ``length + 1`` jobs of the trace; inside a split that would waste most of its jobs.
+
+    Raises:
+        WorkloadError: The range holds fewer than ``length`` jobs.
+    """
+    room = stop - first - length + 1
+    if room < 1:
+        raise WorkloadError(
+            f"jobs [{first}, {stop}) hold {stop - first} jobs, fewer than one {length}-job "
+            "sequence; use shorter sequences or a larger split"
+        )
+    rng = gym_legacy_rng(seed)
+    return [first + int(rng.randint(0, room)) for _ in range(count)]
+
+
+RLSCHED_SETS = {
+    "rlsched/lublin256-v0": ("lublin_256.swf.gz", "lublin_256 as RLScheduler reads it, 256 nodes"),
+    "rlsched/sdsc-sp2-v0": (
+        "SDSC-SP2-1998-4.2-cln.swf.gz",
+        "SDSC SP2 (cleaned) as RLScheduler reads it: every record, 128 nodes",
+    ),
+    "rlsched/hpc2n-v0": (
+        "hpc2n.swf.gz",
+        "the bundled HPC2N sample as RLScheduler reads it: every record, 240 nodes of 1 processor",
+    ),
+}
+"""Workload sets of RLScheduler's job lists: name -> (trace file, description)."""
+
+
+def _rlsched_set(name: str, file: str, description: str) -> WorkloadSet:
+    def build(seed: int, opts: object) -> Workload:
+        t = read_rlscheduler_trace(resolve_file(file))
+        # RLScheduler's list is in job-number order; a Workload must be in submission order.
+        # On the bundled traces the two agree (tested), so the sequences' indices are the same.
+        return Workload(name, t.jobs, t.platform)
+
+    return WorkloadSet(name, description, build, {}, file)
+
+
+for _name, (_file, _text) in RLSCHED_SETS.items():
+    register(_rlsched_set(_name, _file, _text))

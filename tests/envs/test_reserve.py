@@ -97,6 +97,22 @@ def test_reserve_masks_only_jobs_that_can_ever_fit():
     mask = u.action_masks()
     rows = u.decision.queue_rows
     off = u.reserve.offset
-    assert mask[0] == 1
+    assert mask[0] == 0  # a job can be chosen: the agent must choose one, as in RLScheduler
     assert np.array_equal(mask[off : off + len(rows)], np.ones(len(rows), dtype=mask.dtype))
     assert not mask[off + len(rows) : off + 128].any()
+
+
+def test_advance_is_legal_only_when_no_job_can_be_chosen():
+    env = gym.make("hpcgym/Rigid-v0", skip_trivial=False, **RESERVE)
+    env.reset(seed=1, options={"start": 0})
+    u = env.unwrapped
+    seen = {True: 0, False: 0}
+    for _ in range(400):
+        mask = u.action_masks()
+        any_job = bool(mask[1:].any())
+        assert mask[0] == (not any_job)
+        seen[any_job] += 1
+        _, _, term, trunc, _ = env.step(int(np.flatnonzero(mask)[0]))
+        if term or trunc:
+            break
+    assert seen[True] and seen[False]  # both kinds of decision point were met

@@ -6,14 +6,17 @@ import numpy as np
 import pytest
 
 from hpcgym.errors import WorkloadError
+from hpcgym.workloads import load
 from hpcgym.workloads.header import SwfHeader
 from hpcgym.workloads.registry import resolve_file
 from hpcgym.workloads.rlsched import (
+    RLSCHED_SETS,
     gym_legacy_rng,
     read_rlscheduler_trace,
     rlscheduler_jobs,
     rlscheduler_sequences,
     rlscheduler_starts,
+    split_starts,
 )
 from hpcgym.workloads.swf import COL, N_FIELDS, SwfTrace
 
@@ -121,3 +124,32 @@ def test_reading_errors() -> None:
     no_size = np.array([_record(1, 0, 5, -1, -1, -1)])
     with pytest.raises(WorkloadError, match="job 1 has no processor count"):
         rlscheduler_jobs(SwfTrace(SwfHeader.from_lines([" MaxNodes: 4"]), no_size), "mem")
+
+
+def test_split_starts_fixed_and_inside() -> None:
+    starts = split_starts(7719, 10000, 30)
+    assert starts == split_starts(7719, 10000, 30)  # a fixed seed gives fixed starts
+    assert starts[:3] == [8676, 8946, 7963]
+    assert all(7719 <= s <= 10000 - 1024 for s in starts)
+    assert split_starts(7719, 10000, 30, seed=2) != starts
+    # The range's last start is reachable: a range of exactly one sequence gives it every time.
+    assert split_starts(5, 5 + 1024, 4) == [5, 5, 5, 5]
+    with pytest.raises(WorkloadError, match="fewer than one 1024-job sequence"):
+        split_starts(2264, 3170, 1)
+
+
+@pytest.mark.parametrize("name", sorted(RLSCHED_SETS))
+def test_rlsched_sets_are_the_job_lists(name: str) -> None:
+    w = load(name)
+    trace = read_rlscheduler_trace(resolve_file(RLSCHED_SETS[name][0]))
+    # Job-number order (RLScheduler's indices) is the submission order on the bundled traces,
+    # so a start index means the same jobs in both.
+    assert w.jobs == trace.jobs
+    assert w.platform == trace.platform
+    assert w.name == name
+
+
+def test_rlsched_lublin_keeps_the_trace_clock() -> None:
+    w = load("rlsched/lublin256-v0")
+    assert w.jobs[0].submit > 0  # F1 reads absolute submit times
+    assert all(j.walltime is None for j in w.jobs[:100])  # no requests: estimates are exact
