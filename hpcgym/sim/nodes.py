@@ -175,22 +175,29 @@ class NodePool:
             raise CommandError("a job's tasks must all be on nodes of one cluster")
         if not (cpu.min() >= MIN_SHARE and cpu.max() <= 1.0):  # NaN fails both
             raise CommandError(f"CPU shares must be in [{MIN_SHARE:g}, 1]")
-        add_cpu = np.bincount(nodes, weights=cpu, minlength=n)
-        add_mem = np.bincount(nodes, minlength=n) * mem
+        # Sums per distinct node of the command (not per node of the platform: a wide machine
+        # must not make a command on a few nodes cost its width).
+        distinct, at = np.unique(nodes, return_inverse=True)
+        add_cpu = np.bincount(at, weights=cpu, minlength=distinct.size)
+        add_mem = np.bincount(at, minlength=distinct.size) * mem
         if freed_nodes is not None and freed_cpu is not None and freed_nodes.size:
-            add_cpu -= np.bincount(freed_nodes, weights=freed_cpu, minlength=n)
-            add_mem -= np.bincount(freed_nodes, minlength=n) * mem
-        over_cpu = np.flatnonzero(self.cpu_used + add_cpu > 1.0 + EPS)
+            pos = np.searchsorted(distinct, freed_nodes).clip(max=distinct.size - 1)
+            hit = distinct[pos] == freed_nodes
+            add_cpu -= np.bincount(pos[hit], weights=freed_cpu[hit], minlength=distinct.size)
+            add_mem -= np.bincount(pos[hit], minlength=distinct.size) * mem
+        cpu_now = self.cpu_used[distinct]
+        over_cpu = np.flatnonzero(cpu_now + add_cpu > 1.0 + EPS)
         if over_cpu.size:
-            k = int(over_cpu[0])
+            i = int(over_cpu[0])
             raise CapacityError(
-                f"node {k} would use {self.cpu_used[k] + add_cpu[k]:.4g} of its CPU (max 1)"
+                f"node {distinct[i]} would use {cpu_now[i] + add_cpu[i]:.4g} of its CPU (max 1)"
             )
-        over_mem = np.flatnonzero(self.mem_used + add_mem > 1.0 + EPS)
+        mem_now = self.mem_used[distinct]
+        over_mem = np.flatnonzero(mem_now + add_mem > 1.0 + EPS)
         if over_mem.size:
-            k = int(over_mem[0])
+            i = int(over_mem[0])
             raise CapacityError(
-                f"node {k} would use {self.mem_used[k] + add_mem[k]:.4g} of its memory (max 1)"
+                f"node {distinct[i]} would use {mem_now[i] + add_mem[i]:.4g} of its memory (max 1)"
             )
         return cluster
 
