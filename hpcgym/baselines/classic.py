@@ -36,6 +36,10 @@ from hpcgym.errors import SpecError
 from hpcgym.sim import EventType, Job, Simulator
 
 _SUBMITTED = EventType.SUBMITTED
+SCAN_SHARE = 4
+"""EASY scans the queue in submission order for jobs ending by the shadow time when they are at
+least ``1 / SCAN_SHARE`` of it, else heaps them (both give the same starts; measured on
+``benchmarks/scale.py``'s shapes)."""
 _COMPLETED = EventType.COMPLETED
 _KILLED = EventType.KILLED
 
@@ -291,7 +295,7 @@ class EasyBackfill(BaseScheduler):
         start = sim.start
         started: list[tuple[_Rec, float]] = []
         queue = self._queue
-        if short * 4 >= len(queue):
+        if short * SCAN_SHARE >= len(queue):
             for rec in queue.values():
                 est = rec[1]
                 if est > limit:
