@@ -317,6 +317,7 @@ def placement_mode(nodes: np.ndarray, cpu: np.ndarray) -> int:
     return WHOLE if cpu.min() >= 1.0 else UNIQUE
 
 
+@mypyc_attr(serializable=True)
 class IdleRuns:
     """The idle nodes of one cluster as sorted, disjoint, non-touching runs ``[lo, hi)``.
 
