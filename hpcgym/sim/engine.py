@@ -588,7 +588,15 @@ class EngineCore:
             runs = job._runs
             if runs and not job.spec.mem:
                 # Whole nodes taken as runs of ids: give the runs back, no sort, no scan.
-                self.pool.release_runs(job._cluster, runs, job._nodes)
+                pool = self.pool
+                if len(runs) == 2:
+                    # ``NodePool.release_runs`` of one run, inlined.
+                    a, b = runs[0], runs[1]
+                    pool.cpu_used[a:b] = 0.0
+                    pool.free[job._cluster] += b - a
+                    pool.idle[job._cluster].give(a, b)
+                else:
+                    pool.release_runs(job._cluster, runs, job._nodes)
             else:
                 self.pool.remove(job._cluster, job._nodes, job._cpu, job.spec.mem, job._mode)
             self._alloc_total -= job._cpu_sum

@@ -42,6 +42,7 @@ class NodePool:
         "cpu_used",
         "free",
         "idle",
+        "ids",
         "mem_used",
         "platform",
         "single",
@@ -61,6 +62,9 @@ class NodePool:
         """Idle nodes per cluster."""
         self.idle = [IdleRuns(lo, hi) for lo, hi in self.bounds]
         """Idle node ids per cluster, as runs (the same nodes as ``cpu_used == 0.0``)."""
+        self.ids = np.arange(n, dtype=np.int64)
+        """Every node id (read-only): a run's ids are a slice of it, not a new array."""
+        self.ids.flags.writeable = False
 
     def _in_cluster(self, cluster: int, values: np.ndarray) -> np.ndarray:
         if self.single:
@@ -116,7 +120,7 @@ class NodePool:
             self.cpu_used[a : a + size] = 1.0
             if mem:
                 self.mem_used[a : a + size] = mem
-            return np.arange(a, a + size, dtype=np.int64), [a, a + size]
+            return self.ids[a : a + size], [a, a + size]
         taken = runs.take_runs(size)
         nodes = ids_of_runs(taken)
         self.cpu_used[nodes] = 1.0

@@ -195,14 +195,23 @@ class Simulator(EngineCore):
             if pool.single and free[0] >= k and not spec.mem:
                 # ``NodePool.take_idle`` inlined for the most common platform: the lowest idle
                 # ids, usually the front of the first run of idle nodes.
-                a = pool.idle[0].take_front(k)
+                idle = pool.idle[0]
+                lo = idle.lo
+                a = lo[0]
+                span = idle.hi[0] - a
                 free[0] -= k
-                if a >= 0:
+                if span >= k:
+                    # ``IdleRuns.take_front``, inlined.
+                    if span > k:
+                        lo[0] = a + k
+                    else:
+                        del lo[0]
+                        del idle.hi[0]
                     pool.cpu_used[a : a + k] = 1.0
-                    picked = np.arange(a, a + k, dtype=np.int64)
+                    picked = pool.ids[a : a + k]
                     runs = [a, a + k]
                 else:
-                    runs = pool.idle[0].take_runs(k)
+                    runs = idle.take_runs(k)
                     picked = ids_of_runs(runs)
                     pool.cpu_used[picked] = 1.0
             else:

@@ -38,8 +38,25 @@ class ScanRuns(IdleRuns):
         lo, hi = self.span
         return (self.used[lo:hi] == 0.0).nonzero()[0][:k] + lo
 
+    # An empty front run: every start, inlined or not, falls through to ``take_runs``, the scan.
+    @property  # type: ignore[override]
+    def lo(self) -> list[int]:
+        return [0]
+
+    @lo.setter
+    def lo(self, value: list[int]) -> None:
+        pass
+
+    @property  # type: ignore[override]
+    def hi(self) -> list[int]:
+        return [0]
+
+    @hi.setter
+    def hi(self, value: list[int]) -> None:
+        pass
+
     def take_front(self, k: int) -> int:
-        return -1  # always the scan of ``take``: the engine's old code path, end to end
+        return -1
 
     def take_runs(self, k: int) -> list[int]:
         ids = self._scan(k).tolist()
