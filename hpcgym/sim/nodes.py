@@ -122,11 +122,20 @@ class NodePool:
                 self.mem_used[a : a + size] = mem
             return self.ids[a : a + size], [a, a + size]
         taken = runs.take_runs(size)
-        nodes = ids_of_runs(taken)
+        nodes = self.ids_of(taken)
         self.cpu_used[nodes] = 1.0
         if mem:
             self.mem_used[nodes] = mem
         return nodes, taken
+
+    def ids_of(self, runs: list[int]) -> np.ndarray:
+        """The ids of runs ``[lo0, hi0, lo1, hi1, ...]`` as one array (a view for one run)."""
+        ids = self.ids
+        if len(runs) == 2:
+            return ids[runs[0] : runs[1]]
+        if len(runs) <= 32:
+            return np.concatenate([ids[runs[i] : runs[i + 1]] for i in range(0, len(runs), 2)])
+        return ids_of_runs(runs)
 
     def release_runs(self, cluster: int, runs: list[int], nodes: np.ndarray) -> None:
         """Free whole-node tasks (no memory held) on ``nodes``, the runs ``runs`` (flat)."""

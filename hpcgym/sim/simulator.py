@@ -25,7 +25,6 @@ from hpcgym.sim.nodes import (
     UNIQUE,
     WHOLE,
     WHOLE_ROWS,
-    ids_of_runs,
     placement_mode,
     uniform_share,
     uniform_shares,
@@ -212,7 +211,7 @@ class Simulator(EngineCore):
                     runs = [a, a + k]
                 else:
                     runs = idle.take_runs(k)
-                    picked = ids_of_runs(runs)
+                    picked = pool.ids_of(runs)
                     pool.cpu_used[picked] = 1.0
             else:
                 try:
