@@ -8,9 +8,9 @@ cProfile (a compiled method shows as one entry, its callees inside it are not se
 the compiled build's profile for which *Python-level* calls it still makes.
 
 ``--count`` (pure-Python build, EASY) also counts what EASY's passes touch: passes that scan
-the whole queue copy, passes that take the jobs ending by the shadow time from the
-estimate-sorted copy (entries sliced, entries that fit and are sorted back into submission
-order), and the candidates the start loop then checks.
+the queue copy in order (the head leaves extra nodes), passes where only jobs ending by the
+shadow time can start, and for those the queued jobs their scans in submission order looked at
+or the jobs their heaps popped.
 """
 
 from __future__ import annotations
@@ -41,57 +41,53 @@ def loop(d: dict[str, np.ndarray], name: str) -> tuple[Simulator, object]:
 
 
 def count_easy(d: dict[str, np.ndarray]) -> dict[str, int]:
-    """Run EASY with counters on its pass (line events of ``EasyBackfill.schedule``)."""
+    """Run EASY with counters on its pass (line events of ``EasyBackfill``'s pass)."""
     import inspect
     from collections import Counter
 
-    lines, first = inspect.getsourcelines(classic.EasyBackfill.schedule)
     where = {
-        "full-queue passes": "candidates = queue.values()",
-        "shadow-time passes": "by_est = self._by_est",
-        "candidates checked": "n = rec[0]",
-        "starts": "start(rec[2])",
+        classic.EasyBackfill.schedule: {
+            "full-queue passes": "candidates = queue.values()",
+            "shadow-time passes": "short = bisect_right(self._by_est, (limit, math.inf))",
+            "candidates checked (full queue, new jobs)": "n = rec[0]",
+            "starts (queue heads, full queue, new jobs)": "start(rec[2])",
+        },
+        classic.EasyBackfill._backfill_short: {
+            "queued jobs looked at by those scans": "est = rec[1]",
+            "shadow-time heaps": "heapq.heapify(heap)",
+            "jobs popped from those heaps": "seq, n, est, jid = heapq.heappop(heap)",
+            "starts (shadow time)": "started.append((rec, now + est))",
+        },
     }
-    line_of = {
-        first + i: name
-        for i, text in enumerate(lines)
-        for name, code in where.items()
-        if text.strip() == code
-    }
+    line_of: dict[object, dict[int, str]] = {}
+    for func, names in where.items():
+        lines, first = inspect.getsourcelines(func)
+        line_of[func.__code__] = {
+            first + i: name
+            for i, text in enumerate(lines)
+            for name, code in names.items()
+            if text.strip() == code
+        }
     counts: Counter[str] = Counter()
-    code = classic.EasyBackfill.schedule.__code__
 
     def local(frame, event, arg):  # type: ignore[no-untyped-def]
-        if event == "line" and frame.f_lineno in line_of:
-            counts[line_of[frame.f_lineno]] += 1
+        if event == "line":
+            name = line_of[frame.f_code].get(frame.f_lineno)
+            if name:
+                counts[name] += 1
         return local
 
     def calls(frame, event, arg):  # type: ignore[no-untyped-def]
-        return local if frame.f_code is code else None
+        return local if frame.f_code in line_of else None
 
-    real_bisect, real_seq = classic.bisect_right, classic._SEQ
-
-    def bisect_counted(a, x):  # type: ignore[no-untyped-def]
-        i = real_bisect(a, x)
-        counts["entries sliced (ending by the shadow time)"] += i
-        return i
-
-    def seq_counted(r):  # type: ignore[no-untyped-def]
-        counts["entries that fit, sorted"] += 1
-        return r[1]
-
-    classic.bisect_right, classic._SEQ = bisect_counted, seq_counted  # type: ignore[assignment]
+    sim, sched = loop(d, "easy")
+    sys.settrace(calls)
     try:
-        sim, sched = loop(d, "easy")
-        sys.settrace(calls)
-        try:
-            while sim.advance():
-                counts["passes"] += 1
-                sched.schedule(sim)  # type: ignore[attr-defined]
-        finally:
-            sys.settrace(None)
+        while sim.advance():
+            counts["passes"] += 1
+            sched.schedule(sim)  # type: ignore[attr-defined]
     finally:
-        classic.bisect_right, classic._SEQ = real_bisect, real_seq
+        sys.settrace(None)
     return dict(counts)
 
 

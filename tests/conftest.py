@@ -161,6 +161,7 @@ def snapshot(sim: Simulator) -> dict[str, Any]:
         "cpu_used": sim.node_cpu_used.tolist(),
         "mem_used": sim.node_mem_used.tolist(),
         "free": [sim.free_nodes(k) for k in range(len(sim.platform.clusters))],
+        "idle runs": [(r.lo[:], r.hi[:]) for r in sim.pool.idle],
         "queue": list(sim.queue),
         "running": list(sim.running),
         "suspended": list(sim.suspended),
@@ -193,6 +194,12 @@ def check_invariants(sim: Simulator) -> None:
     cluster_of = sim.platform.cluster_of_nodes()
     for k in range(len(sim.platform.clusters)):
         assert sim.free_nodes(k) == int(np.count_nonzero(cpu[cluster_of == k] == 0.0)), k
+        # The idle runs are exactly the idle nodes, sorted, disjoint and never touching.
+        runs = sim.pool.idle[k]
+        idle = np.flatnonzero((cpu == 0.0) & (cluster_of == k))
+        assert np.array_equal(runs.ids(), idle), (k, runs.lo, runs.hi)
+        assert all(a < b for a, b in zip(runs.lo, runs.hi, strict=True)), k
+        assert all(b < a for b, a in zip(runs.hi, runs.lo[1:], strict=False)), k
     n = cpu.size
     want_cpu = np.zeros(n)
     want_mem = np.zeros(n)

@@ -24,7 +24,6 @@ import heapq
 import math
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable
-from operator import itemgetter
 
 from hpcgym.baselines.base import (
     OVERRUN_GRACE,
@@ -37,6 +36,10 @@ from hpcgym.errors import SpecError
 from hpcgym.sim import EventType, Job, Simulator
 
 _SUBMITTED = EventType.SUBMITTED
+SCAN_SHARE = 4
+"""EASY scans the queue in submission order for jobs ending by the shadow time when they are at
+least ``1 / SCAN_SHARE`` of it, else heaps them (both give the same starts; measured on
+``benchmarks/scale.py``'s shapes)."""
 _COMPLETED = EventType.COMPLETED
 _KILLED = EventType.KILLED
 
@@ -114,8 +117,9 @@ class EasyBackfill(BaseScheduler):
       pass left them, and time moving on only makes "ends by the shadow time" harder, so no
       job refused then can start now.
     - When the head leaves no extra node, only jobs that end by the shadow time can start:
-      the pass takes them from the estimate-sorted records (a bisection) and checks them in
-      submission order. Otherwise it checks the whole queue, in order.
+      a bisection of the estimate-sorted records counts them, and the pass finds them in
+      submission order without copying or sorting the queue (``_backfill_short``). Otherwise
+      it checks the whole queue, in order, until no node is left.
 
     Attributes:
         reservation: ``(job id, shadow time)`` of the blocked head job after the last pass,
@@ -246,13 +250,14 @@ class EasyBackfill(BaseScheduler):
             if extra or not free:
                 candidates = queue.values()
             else:
-                # Only jobs that end by the shadow time (a little slack: the loop checks).
+                # Only jobs that end by the shadow time can start (a little slack: the loop
+                # checks); they are a prefix of the estimate-sorted records.
                 limit = (t_shadow - now) * (1 + 1e-12) + 1e-9
-                by_est = self._by_est
-                short = by_est[: bisect_right(by_est, (limit, math.inf))]
-                fit = [r for r in short if r[2] <= free]
-                fit.sort(key=_SEQ)
-                candidates = [(n, est, jid, seq) for est, seq, n, jid in fit]
+                short = bisect_right(self._by_est, (limit, math.inf))
+                if short:
+                    self._backfill_short(sim, now, free, t_shadow, limit, short)
+                self._extra = 0
+                return
         else:
             t_shadow, extra = res[1], self._extra
             candidates = new
@@ -276,11 +281,53 @@ class EasyBackfill(BaseScheduler):
                 self._started(rec, end)
         self._extra = extra
 
+    def _backfill_short(
+        self, sim: Simulator, now: float, free: int, t_shadow: float, limit: float, short: int
+    ) -> None:
+        """Start, in submission order, the jobs that fit now and end by the shadow time.
+
+        ``short`` records of the estimate-sorted copy have an estimate within ``limit``; only
+        they can start. When they are a good part of the queue, a scan in submission order
+        meets them soonest and stops when no unit is left or all were seen; otherwise the ones
+        that fit go into a heap by submission order, popped until no unit is left. Neither
+        sorts the queue.
+        """
+        start = sim.start
+        started: list[tuple[_Rec, float]] = []
+        queue = self._queue
+        if short * SCAN_SHARE >= len(queue):
+            for rec in queue.values():
+                est = rec[1]
+                if est > limit:
+                    continue
+                n = rec[0]
+                if n <= free and now + est <= t_shadow:
+                    start(rec[2])
+                    started.append((rec, now + est))
+                    free -= n
+                    if not free:
+                        break
+                short -= 1
+                if not short:
+                    break
+        else:
+            by_est = self._by_est
+            heap = [(seq, n, est, jid) for est, seq, n, jid in by_est[:short] if n <= free]
+            heapq.heapify(heap)
+            while heap:
+                seq, n, est, jid = heapq.heappop(heap)
+                if n <= free and now + est <= t_shadow:
+                    start(jid)
+                    started.append(((n, est, jid, seq), now + est))
+                    free -= n
+                    if not free:
+                        break
+        for rec, end in started:
+            self._started(rec, end)
+
 
 _Rec = tuple[int, float, int, int]
 """A queued job for EASY: nodes, runtime estimate, id, submission sequence number."""
-
-_SEQ = itemgetter(1)
 
 
 class ConservativeBackfill(BaseScheduler):

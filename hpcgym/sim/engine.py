@@ -28,7 +28,7 @@ from hpcgym.sim.events import TICK as _TICK
 from hpcgym.sim.events import WALLTIME as _WALLTIME
 from hpcgym.sim.events import EventType
 from hpcgym.sim.interrupt import let_signals_in
-from hpcgym.sim.job import Job, JobState
+from hpcgym.sim.job import _NO_RUNS, Job, JobState
 from hpcgym.sim.nodes import EPS, SHARED, WHOLE, NodePool, uniform_share
 from hpcgym.sim.platform import Platform
 from hpcgym.sim.spec import JobKind, JobSpec, SizeRule
@@ -525,6 +525,7 @@ class EngineCore:
             if mode != SHARED and may_repeat and np.unique(nodes).size != nodes.size:
                 mode = SHARED
         job._nodes, job._cpu, job._cluster, job._mode, job._share = nodes, cpu, cluster, mode, share
+        job._runs = _NO_RUNS
         total = share * nodes.size if share > 0 else float(cpu.sum())
         self._alloc_total += total - job._cpu_sum
         job._cpu_sum = total
@@ -558,6 +559,7 @@ class EngineCore:
                 job._share = uniform_share(cpu)
             total = job._share * cpu.size if job._share > 0 else float(cpu.sum())
         job._nodes, job._cpu = nodes, cpu
+        job._runs = _NO_RUNS
         self._alloc_total += total - job._cpu_sum
         job._cpu_sum = total
         self._update_demand(job)
@@ -583,15 +585,23 @@ class EngineCore:
     def _end(self, job: Job, state: JobState) -> None:
         """End ``job`` (settled by the caller) as ``state`` and release what it holds."""
         if job._cpu_sum:
-            if job._mode == WHOLE and not job.spec.mem:
-                # ``NodePool.remove`` of whole-node tasks, inlined.
+            runs = job._runs
+            if runs and not job.spec.mem:
+                # Whole nodes taken as runs of ids: give the runs back, no sort, no scan.
                 pool = self.pool
-                pool.cpu_used[job._nodes] = 0.0
-                pool.free[job._cluster] += job._nodes.size
+                if len(runs) == 2:
+                    # ``NodePool.release_runs`` of one run, inlined.
+                    a, b = runs[0], runs[1]
+                    pool.cpu_used[a:b] = 0.0
+                    pool.free[job._cluster] += b - a
+                    pool.idle[job._cluster].give(a, b)
+                else:
+                    pool.release_runs(job._cluster, runs, job._nodes)
             else:
                 self.pool.remove(job._cluster, job._nodes, job._cpu, job.spec.mem, job._mode)
             self._alloc_total -= job._cpu_sum
             job._nodes, job._cpu, job._cpu_sum, job._cluster = _EMPTY_INT, _EMPTY_FLOAT, 0.0, -1
+            job._runs = _NO_RUNS
         old = job._state
         jid = job.spec.id
         if old is _RUNNING or old is _RECONFIGURING:

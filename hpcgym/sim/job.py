@@ -14,6 +14,8 @@ _EMPTY_INT = np.empty(0, dtype=np.int64)
 _EMPTY_INT.flags.writeable = False
 _EMPTY_FLOAT = np.empty(0)
 _EMPTY_FLOAT.flags.writeable = False
+_NO_RUNS: list[int] = []
+"""A job's ``_runs`` when its nodes are not known as runs (never mutated)."""
 
 
 def _read_only(arr: np.ndarray) -> np.ndarray:
@@ -78,6 +80,7 @@ class Job:
         "_reconfigs",
         "_remaining",
         "_request",
+        "_runs",
         "_saved_size",
         "_share",
         "_start",
@@ -107,6 +110,7 @@ class Job:
         self._saved_size = 0
         self._cluster = -1
         self._mode = 2
+        self._runs = _NO_RUNS
         self._share = 0.0
         self._remaining = spec.evolution[0].duration if evolving else spec.work
         self._step = 0

@@ -1,12 +1,15 @@
-"""Node bookkeeping: per-node CPU and memory in use, and idle-node counts per cluster.
+"""Node bookkeeping: per-node CPU and memory in use, and the idle nodes of each cluster.
 
 A node is idle exactly when its CPU in use is 0.0: every task has a share of at least
-``MIN_SHARE``, and releases snap rounding residue back to exact zeros. The pool checks
-capacity and places tasks; it never decides anything. Every method that would break capacity
-raises before touching state.
+``MIN_SHARE``, and releases snap rounding residue back to exact zeros. Each cluster's idle
+nodes are also kept as runs of ids (``IdleRuns``), so that a whole-node start takes the lowest
+idle ids without scanning the cluster. The pool checks capacity and places tasks; it never
+decides anything. Every method that would break capacity raises before touching state.
 """
 
 from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -33,7 +36,17 @@ WHOLE = 2
 class NodePool:
     """CPU and memory use of every node of a platform, tracked with numpy arrays."""
 
-    __slots__ = ("bounds", "cluster_of", "cpu_used", "free", "mem_used", "platform", "single")
+    __slots__ = (
+        "bounds",
+        "cluster_of",
+        "cpu_used",
+        "free",
+        "idle",
+        "ids",
+        "mem_used",
+        "platform",
+        "single",
+    )
 
     def __init__(self, platform: Platform) -> None:
         self.platform = platform
@@ -47,6 +60,11 @@ class NodePool:
         self.single = len(self.bounds) == 1
         self.free = [c.nodes for c in platform.clusters]
         """Idle nodes per cluster."""
+        self.idle = [IdleRuns(lo, hi) for lo, hi in self.bounds]
+        """Idle node ids per cluster, as runs (the same nodes as ``cpu_used == 0.0``)."""
+        self.ids = np.arange(n, dtype=np.int64)
+        """Every node id (read-only): a run's ids are a slice of it, not a new array."""
+        self.ids.flags.writeable = False
 
     def _in_cluster(self, cluster: int, values: np.ndarray) -> np.ndarray:
         if self.single:
@@ -72,7 +90,10 @@ class NodePool:
         Raises:
             CapacityError: Fewer than ``size`` nodes have room.
         """
-        found = self._fitting(cluster, cpu, mem)
+        if cpu >= 1.0 and mem == 0:
+            found = self.idle[cluster].first(size)
+        else:
+            found = self._fitting(cluster, cpu, mem)
         if found.size < size:
             raise CapacityError(
                 f"cluster {cluster} has {found.size} nodes with room for a task of "
@@ -80,8 +101,11 @@ class NodePool:
             )
         return found[:size]
 
-    def take_idle(self, cluster: int, size: int, mem: float) -> np.ndarray:
+    def take_idle(self, cluster: int, size: int, mem: float) -> tuple[np.ndarray, list[int]]:
         """Place ``size`` whole-node tasks on the lowest-numbered idle nodes and account them.
+
+        Returns:
+            The nodes, ascending, and the same as runs ``[lo0, hi0, lo1, hi1, ...]``.
 
         Raises:
             CapacityError: Fewer than ``size`` idle nodes in ``cluster``.
@@ -89,17 +113,42 @@ class NodePool:
         free = self.free
         if free[cluster] < size:
             raise CapacityError(f"cluster {cluster} has {free[cluster]} idle nodes, {size} needed")
-        cpu_used = self.cpu_used
-        if self.single:
-            nodes = (cpu_used == 0.0).nonzero()[0][:size]
-        else:
-            lo, hi = self.bounds[cluster]
-            nodes = (cpu_used[lo:hi] == 0.0).nonzero()[0][:size] + lo
+        runs = self.idle[cluster]
+        a = runs.take_front(size)
         free[cluster] -= size
-        cpu_used[nodes] = 1.0
+        if a >= 0:
+            self.cpu_used[a : a + size] = 1.0
+            if mem:
+                self.mem_used[a : a + size] = mem
+            return self.ids[a : a + size], [a, a + size]
+        taken = runs.take_runs(size)
+        nodes = self.ids_of(taken)
+        self.cpu_used[nodes] = 1.0
         if mem:
             self.mem_used[nodes] = mem
-        return nodes
+        return nodes, taken
+
+    def ids_of(self, runs: list[int]) -> np.ndarray:
+        """The ids of runs ``[lo0, hi0, lo1, hi1, ...]`` as one array (a view for one run)."""
+        ids = self.ids
+        if len(runs) == 2:
+            return ids[runs[0] : runs[1]]
+        if len(runs) <= 32:
+            return np.concatenate([ids[runs[i] : runs[i + 1]] for i in range(0, len(runs), 2)])
+        return ids_of_runs(runs)
+
+    def release_runs(self, cluster: int, runs: list[int], nodes: np.ndarray) -> None:
+        """Free whole-node tasks (no memory held) on ``nodes``, the runs ``runs`` (flat)."""
+        idle = self.idle[cluster]
+        if len(runs) == 2:
+            a, b = runs[0], runs[1]
+            self.cpu_used[a:b] = 0.0
+            idle.give(a, b)
+        else:
+            self.cpu_used[nodes] = 0.0
+            for i in range(0, len(runs), 2):
+                idle.give(runs[i], runs[i + 1])
+        self.free[cluster] += nodes.size
 
     def cluster_fitting(self, size: int, cpu: float, mem: float) -> int:
         """The first cluster in which ``size`` tasks fit one per node, or -1."""
@@ -139,22 +188,29 @@ class NodePool:
             raise CommandError("a job's tasks must all be on nodes of one cluster")
         if not (cpu.min() >= MIN_SHARE and cpu.max() <= 1.0):  # NaN fails both
             raise CommandError(f"CPU shares must be in [{MIN_SHARE:g}, 1]")
-        add_cpu = np.bincount(nodes, weights=cpu, minlength=n)
-        add_mem = np.bincount(nodes, minlength=n) * mem
+        # Sums per distinct node of the command (not per node of the platform: a wide machine
+        # must not make a command on a few nodes cost its width).
+        distinct, at = np.unique(nodes, return_inverse=True)
+        add_cpu = np.bincount(at, weights=cpu, minlength=distinct.size)
+        add_mem = np.bincount(at, minlength=distinct.size) * mem
         if freed_nodes is not None and freed_cpu is not None and freed_nodes.size:
-            add_cpu -= np.bincount(freed_nodes, weights=freed_cpu, minlength=n)
-            add_mem -= np.bincount(freed_nodes, minlength=n) * mem
-        over_cpu = np.flatnonzero(self.cpu_used + add_cpu > 1.0 + EPS)
+            pos = np.searchsorted(distinct, freed_nodes).clip(max=distinct.size - 1)
+            hit = distinct[pos] == freed_nodes
+            add_cpu -= np.bincount(pos[hit], weights=freed_cpu[hit], minlength=distinct.size)
+            add_mem -= np.bincount(pos[hit], minlength=distinct.size) * mem
+        cpu_now = self.cpu_used[distinct]
+        over_cpu = np.flatnonzero(cpu_now + add_cpu > 1.0 + EPS)
         if over_cpu.size:
-            k = int(over_cpu[0])
+            i = int(over_cpu[0])
             raise CapacityError(
-                f"node {k} would use {self.cpu_used[k] + add_cpu[k]:.4g} of its CPU (max 1)"
+                f"node {distinct[i]} would use {cpu_now[i] + add_cpu[i]:.4g} of its CPU (max 1)"
             )
-        over_mem = np.flatnonzero(self.mem_used + add_mem > 1.0 + EPS)
+        mem_now = self.mem_used[distinct]
+        over_mem = np.flatnonzero(mem_now + add_mem > 1.0 + EPS)
         if over_mem.size:
-            k = int(over_mem[0])
+            i = int(over_mem[0])
             raise CapacityError(
-                f"node {k} would use {self.mem_used[k] + add_mem[k]:.4g} of its memory (max 1)"
+                f"node {distinct[i]} would use {mem_now[i] + add_mem[i]:.4g} of its memory (max 1)"
             )
         return cluster
 
@@ -164,16 +220,22 @@ class NodePool:
         if mode == WHOLE:
             # Whole-node tasks: the nodes were idle and are now exactly full.
             self.free[cluster] -= nodes.size
+            self.idle[cluster].occupy_ids(nodes)
             used[nodes] = 1.0
             if mem:
                 self.mem_used[nodes] = mem
         elif mode == UNIQUE:
-            self.free[cluster] -= int(np.count_nonzero(used[nodes] == 0.0))
+            taken = nodes[used[nodes] == 0.0]
+            self.free[cluster] -= taken.size
+            self.idle[cluster].occupy_ids(taken)
             used[nodes] += cpu
             if mem:
                 self.mem_used[nodes] += mem
         else:
-            self.free[cluster] -= int(np.count_nonzero(used[np.unique(nodes)] == 0.0))
+            distinct = np.unique(nodes)
+            taken = distinct[used[distinct] == 0.0]
+            self.free[cluster] -= taken.size
+            self.idle[cluster].occupy_ids(taken)
             np.add.at(used, nodes, cpu)
             if mem:
                 np.add.at(self.mem_used, nodes, mem)
@@ -188,6 +250,7 @@ class NodePool:
             if mem:
                 self.mem_used[nodes] = 0.0
             self.free[cluster] += nodes.size
+            self.idle[cluster].give_ids(nodes)
             return
         if mode == UNIQUE:
             used[nodes] -= cpu
@@ -204,33 +267,53 @@ class NodePool:
             used[emptied] = 0.0
             self.mem_used[emptied] = 0.0
             self.free[cluster] += int(emptied.size)
+            self.idle[cluster].give_ids(emptied)
 
+
+def _read_only_ones(size: int) -> np.ndarray:
+    ones = np.ones(size)
+    ones.flags.writeable = False
+    return ones
+
+
+_ONES = [_read_only_ones(1024)]
+"""One read-only array of ones, grown when a larger row is asked for; rows are views of it."""
+
+WHOLE_ROWS: dict[int, np.ndarray] = {}
+"""``whole_row(size)`` by size, for the start fast path's plain ``dict.get`` (views: no data)."""
 
 _UNIFORM: dict[tuple[int, float], np.ndarray] = {}
+_UNIFORM_CAP = 1 << 20
+"""Shares the cache of ``uniform_shares`` may hold in all (8 MB) before it starts anew."""
+_uniform_held = [0]
+
+
+def whole_row(size: int) -> np.ndarray:
+    """``size`` shares of 1.0: a read-only view of one shared array of ones (no copy)."""
+    ones = _ONES[0]
+    if size > ones.size:
+        ones = _ONES[0] = _read_only_ones(max(size, 2 * ones.size))
+    row = ones[:size]
+    if len(WHOLE_ROWS) > 65536:
+        WHOLE_ROWS.clear()
+    WHOLE_ROWS[size] = row
+    return row
 
 
 def uniform_shares(size: int, share: float) -> np.ndarray:
     """A read-only array of ``size`` equal shares, shared between callers (it never changes)."""
+    if share == 1.0:
+        return whole_row(size)
     key = (size, share)
     arr = _UNIFORM.get(key)
     if arr is None:
-        if len(_UNIFORM) > 65536:
+        if _uniform_held[0] + size > _UNIFORM_CAP:
             _UNIFORM.clear()
+            _uniform_held[0] = 0
         arr = np.full(size, share)
         arr.flags.writeable = False
         _UNIFORM[key] = arr
-    return arr
-
-
-WHOLE_ROWS: dict[int, np.ndarray] = {}
-"""``uniform_shares(size, 1.0)`` by size, for the start fast path's plain ``dict.get``."""
-
-
-def whole_row(size: int) -> np.ndarray:
-    """``size`` shares of 1.0 (a read-only array shared between callers), cached by size."""
-    arr = WHOLE_ROWS.get(size)
-    if arr is None:
-        arr = WHOLE_ROWS[size] = uniform_shares(size, 1.0)
+        _uniform_held[0] += size
     return arr
 
 
@@ -245,3 +328,165 @@ def placement_mode(nodes: np.ndarray, cpu: np.ndarray) -> int:
     if np.unique(nodes).size != nodes.size:
         return SHARED
     return WHOLE if cpu.min() >= 1.0 else UNIQUE
+
+
+@mypyc_attr(serializable=True)
+class IdleRuns:
+    """The idle nodes of one cluster as sorted, disjoint, non-touching runs ``[lo, hi)``.
+
+    Taking the ``k`` lowest idle ids walks runs from the front, and giving nodes back merges
+    their runs in (a bisection): the cost follows the runs a job touches, never the cluster's
+    width. ``NodePool`` keeps it equal to the nodes whose CPU in use is exactly 0.0.
+    """
+
+    __slots__ = ("hi", "lo")
+
+    def __init__(self, lo: int, hi: int) -> None:
+        self.lo: list[int] = [lo] if hi > lo else []
+        self.hi: list[int] = [hi] if hi > lo else []
+
+    def take_front(self, k: int) -> int:
+        """Take the ``k`` lowest idle ids if they are one run: its first id, else -1 (no change)."""
+        lo = self.lo
+        if lo:
+            a = lo[0]
+            span = self.hi[0] - a
+            if span > k:
+                lo[0] = a + k
+                return a
+            if span == k:
+                del lo[0]
+                del self.hi[0]
+                return a
+        return -1
+
+    def take_runs(self, k: int) -> list[int]:
+        """Take the ``k`` lowest idle ids (the caller checked that ``k`` are idle).
+
+        Returns:
+            The runs taken, lowest first, flat: ``[lo0, hi0, lo1, hi1, ...]``.
+        """
+        lo, hi = self.lo, self.hi
+        taken: list[int] = []
+        i = 0
+        while k:
+            a, b = lo[i], hi[i]
+            if b - a > k:
+                taken.append(a)
+                taken.append(a + k)
+                lo[i] = a + k
+                break
+            taken.append(a)
+            taken.append(b)
+            k -= b - a
+            i += 1
+        if i:
+            del lo[:i]
+            del hi[:i]
+        return taken
+
+    def first(self, k: int) -> np.ndarray:
+        """The ``k`` lowest idle ids (at most as many as there are), ascending; nothing taken."""
+        lo, hi = self.lo, self.hi
+        runs: list[int] = []
+        i = 0
+        while k and i < len(lo):
+            a, b = lo[i], hi[i]
+            if b - a > k:
+                b = a + k
+            runs.append(a)
+            runs.append(b)
+            k -= b - a
+            i += 1
+        return ids_of_runs(runs)
+
+    def give(self, a: int, b: int) -> None:
+        """Nodes ``[a, b)``, all busy, become idle."""
+        lo, hi = self.lo, self.hi
+        i = bisect_left(lo, a)
+        left = i > 0 and hi[i - 1] == a
+        right = i < len(lo) and lo[i] == b
+        if left and right:
+            hi[i - 1] = hi[i]
+            del lo[i]
+            del hi[i]
+        elif left:
+            hi[i - 1] = b
+        elif right:
+            lo[i] = a
+        else:
+            lo.insert(i, a)
+            hi.insert(i, b)
+
+    def occupy(self, a: int, b: int) -> None:
+        """Nodes ``[a, b)``, all idle (so inside one run), become busy."""
+        lo, hi = self.lo, self.hi
+        i = bisect_right(lo, a) - 1
+        c, d = lo[i], hi[i]
+        if c == a:
+            if d == b:
+                del lo[i]
+                del hi[i]
+            else:
+                lo[i] = b
+        elif d == b:
+            hi[i] = a
+        else:
+            hi[i] = a
+            lo.insert(i + 1, b)
+            hi.insert(i + 1, d)
+
+    def give_ids(self, ids: np.ndarray) -> None:
+        """Nodes ``ids`` (distinct, any order), all busy, become idle."""
+        runs = runs_of_ids(ids)
+        for i in range(0, len(runs), 2):
+            self.give(runs[i], runs[i + 1])
+
+    def occupy_ids(self, ids: np.ndarray) -> None:
+        """Nodes ``ids`` (distinct, any order), all idle, become busy."""
+        runs = runs_of_ids(ids)
+        for i in range(0, len(runs), 2):
+            self.occupy(runs[i], runs[i + 1])
+
+    def ids(self) -> np.ndarray:
+        """Every idle id, ascending (a new array)."""
+        runs: list[int] = []
+        for a, b in zip(self.lo, self.hi, strict=True):
+            runs.append(a)
+            runs.append(b)
+        return ids_of_runs(runs)
+
+
+def ids_of_runs(runs: list[int]) -> np.ndarray:
+    """The ids of the runs ``[lo0, hi0, lo1, hi1, ...]``, in order, as one int64 array."""
+    if len(runs) == 2:
+        return np.arange(runs[0], runs[1], dtype=np.int64)
+    if not runs:
+        return np.empty(0, dtype=np.int64)
+    if len(runs) <= 32:
+        parts = [np.arange(runs[i], runs[i + 1], dtype=np.int64) for i in range(0, len(runs), 2)]
+        return np.concatenate(parts)
+    bounds = np.array(runs, dtype=np.int64)
+    s = bounds[0::2]
+    lengths = bounds[1::2] - s
+    # Each id is its run's start plus its position in the output minus the run's offset there.
+    offsets = np.cumsum(lengths) - lengths
+    return np.repeat(s - offsets, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+
+
+def runs_of_ids(ids: np.ndarray) -> list[int]:
+    """Distinct ``ids`` (any order) as sorted runs, flat: ``[lo0, hi0, lo1, hi1, ...]``."""
+    if not ids.size:
+        return []
+    ids = np.sort(ids)
+    first, last = int(ids[0]), int(ids[-1])
+    if last - first + 1 == ids.size:
+        return [first, last + 1]
+    breaks = np.flatnonzero(np.diff(ids) != 1)
+    bounds = np.empty(2 * (breaks.size + 1), dtype=np.int64)
+    bounds[0] = first
+    bounds[2::2] = ids[breaks + 1]
+    bounds[1:-1:2] = ids[breaks] + 1
+    bounds[-1] = last + 1
+    result: list[int] = bounds.tolist()
+    return result

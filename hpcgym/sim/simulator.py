@@ -192,16 +192,34 @@ class Simulator(EngineCore):
             elif not 0 <= cluster < len(free):
                 raise CommandError(f"job {job_id}: no cluster {cluster}")
             if pool.single and free[0] >= k and not spec.mem:
-                # ``NodePool.take_idle`` inlined for the most common platform.
-                used = pool.cpu_used
-                picked = (used == 0.0).nonzero()[0][:k]
-                used[picked] = 1.0
+                # ``NodePool.take_idle`` inlined for the most common platform: the lowest idle
+                # ids, usually the front of the first run of idle nodes.
+                idle = pool.idle[0]
+                lo = idle.lo
+                a = lo[0]
+                span = idle.hi[0] - a
                 free[0] -= k
+                if span >= k:
+                    # ``IdleRuns.take_front``, inlined.
+                    if span > k:
+                        lo[0] = a + k
+                    else:
+                        del lo[0]
+                        del idle.hi[0]
+                    pool.cpu_used[a : a + k] = 1.0
+                    picked = pool.ids[a : a + k]
+                    runs = [a, a + k]
+                else:
+                    runs = idle.take_runs(k)
+                    picked = pool.ids_of(runs)
+                    pool.cpu_used[picked] = 1.0
             else:
                 try:
-                    picked = pool.take_idle(cluster, k, spec.mem)
+                    picked, runs = pool.take_idle(cluster, k, spec.mem)
                 except CapacityError as e:
                     raise CapacityError(f"job {job_id}: {e}") from None
+            # The job's nodes as runs of ids: its end frees them slice by slice.
+            job._runs = runs
             job._nodes = picked
             ones = WHOLE_ROWS.get(k)
             job._cpu = ones if ones is not None else whole_row(k)

@@ -46,6 +46,21 @@ def test_engine_starts_equal_the_bare_loops(
     assert (starts["easy"] < starts["fcfs"]).any()
 
 
+@pytest.mark.parametrize("share", [10**9, 0])
+@pytest.mark.parametrize("key", ["fat64-nodes", "overload-sdsc", "overload-lublin", "sdsc-sp2"])
+def test_both_short_job_passes_of_easy_start_what_the_scan_starts(
+    key: str, share: int, packed: dict[str, dict[str, np.ndarray]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """EASY's pass for jobs ending by the shadow time, forced down each of its two paths."""
+    from hpcgym.baselines import classic
+
+    monkeypatch.setattr(classic, "SCAN_SHARE", share)
+    d = packed[key]
+    engine, _, _ = scale.run_engine(d, "easy")
+    bare, _, _ = scale.run_bare(d, "easy")
+    assert scale.mismatch(key, "easy", d["id"], engine, bare) == ""
+
+
 @pytest.mark.parametrize("key", ["fat64-nodes", "overload-sdsc", "nodes-100k", "hpc2n"])
 def test_the_size_indexed_prototype_starts_what_the_scan_starts(
     key: str, packed: dict[str, dict[str, np.ndarray]]
