@@ -280,7 +280,7 @@ def _cross_trace_mebf(file: str) -> Builder:
         if opts["scalability"] not in SCALABILITY:
             raise WorkloadError(f"scalability must be one of {sorted(SCALABILITY)}")
         start_seed, elastic_seed = subseeds(seed, 2)
-        source = _read(file, None)
+        source = _read(file, None, "processor")
         w = transforms.rescale_nodes(source, CROSS_TRACE_NODES)
         w = transforms.scale_load(w, offered_load(source))
         if opts["n_jobs"] is not None:

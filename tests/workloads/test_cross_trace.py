@@ -22,7 +22,7 @@ from hpcgym.workloads.stats import offered_load
 def test_a_cross_trace_set_is_the_whole_trace_on_128_nodes_at_its_own_load(
     name: str, file: str
 ) -> None:
-    source = _read(file, None)
+    source = _read(file, None, "processor")
     w = load(name)
     assert w.platform.clusters[0].nodes == 128 and len(w.platform.clusters) == 1
     assert len(w.jobs) == len(source.jobs)
