@@ -3,8 +3,10 @@
 A scenario never changes once published; a changed one gets a new version (``-v1``). Episode
 seeds start at 1000 so that they differ from the seeds ``hpcgym train`` resets its training envs
 with (``seed + rank``, small numbers). The scenarios with ``split="test"`` (``malleable-*-v2``,
-``rigid-lublin-v1``) draw their episodes from the trace's test split, which training never
-sees; in the older ones, windows may hold jobs that training windows held too.
+``rigid-lublin-v1``, ``rlsched-lublin*-test-v0``, ``rlsched-sdsc-sp2*-v0``) draw their episodes
+from the trace's test split, which training never sees; in the older ones, windows may hold jobs
+that training windows held too. The ``rlsched-*`` scenarios (RLScheduler's setting,
+``docs/rlscheduler.md``) fix each episode by a (seed, start) pair (:func:`seeds_for_starts`).
 
 ```python
 from hpcgym.bench.scenarios import get, names
