@@ -306,5 +306,6 @@ for _name, _file, _what in (
             _cross_trace_mebf(_file),
             {"n_jobs": None, "malleable": 0.6, "scalability": "mixed"},
             _file,
+            allocation="processor",
         )
     )
