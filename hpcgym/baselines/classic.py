@@ -122,8 +122,9 @@ class EasyBackfill(BaseScheduler):
     - When the head leaves no extra node, only jobs that end by the shadow time can start:
       a bisection of the estimate-sorted records counts them, and the pass finds them in
       submission order: a short scan of the queue, which usually fills the free nodes, then
-      the remaining short jobs that fit, from the estimate-sorted records (``_backfill_short``). Otherwise
-      it checks the whole queue, in order, until no node is left.
+      the remaining short jobs that fit, from the estimate-sorted records
+      (``_backfill_short``). Otherwise it checks the whole queue, in order, until no node is
+      left.
 
     Attributes:
         reservation: ``(job id, shadow time)`` of the blocked head job after the last pass,
