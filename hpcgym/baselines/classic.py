@@ -43,6 +43,8 @@ SCAN_STEPS = 64
 it takes the rest of them from the estimate-sorted records (both give the same starts; chosen
 on ``benchmarks/scale.py``'s shapes: the scan usually fills the free nodes within a few dozen
 jobs)."""
+SCAN_FROM = 256
+"""Short jobs (ending by the shadow time) above which EASY scans for them at all."""
 _COMPLETED = EventType.COMPLETED
 _KILLED = EventType.KILLED
 
@@ -302,7 +304,7 @@ class EasyBackfill(BaseScheduler):
         left = short
         # Up to a few hundred short jobs, filtering and sorting them (in C) beats a scan (in
         # Python); past that, the scan usually fills the free nodes first.
-        steps = SCAN_STEPS if short > 4 * SCAN_STEPS else 0
+        steps = SCAN_STEPS if short > SCAN_FROM else 0
         last = -1  # submission sequence number of the last job the scan looked at
         for rec in self._queue.values():
             if not steps:
