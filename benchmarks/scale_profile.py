@@ -10,7 +10,7 @@ the compiled build's profile for which *Python-level* calls it still makes.
 ``--count`` (pure-Python build, EASY) also counts what EASY's passes touch: passes that scan
 the queue copy in order (the head leaves extra nodes), passes where only jobs ending by the
 shadow time can start, and for those the queued jobs their scans in submission order looked at
-or the jobs their heaps popped.
+and the passes that then took the rest from the estimate-sorted copy.
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ def count_easy(d: dict[str, np.ndarray]) -> dict[str, int]:
         },
         classic.EasyBackfill._backfill_short: {
             "queued jobs looked at by those scans": "est = rec[1]",
-            "shadow-time heaps": "heapq.heapify(heap)",
-            "jobs popped from those heaps": "seq, n, est, jid = heapq.heappop(heap)",
+            "passes taking the rest from the estimate-sorted copy": "fit.sort(key=_SEQ)",
+            "jobs checked from it": "n = r[2]",
             "starts (shadow time)": "started.append((rec, now + est))",
         },
     }

@@ -24,6 +24,8 @@ import heapq
 import math
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable
+from operator import itemgetter
+from typing import Any
 
 from hpcgym.baselines.base import (
     OVERRUN_GRACE,
@@ -36,10 +38,13 @@ from hpcgym.errors import SpecError
 from hpcgym.sim import EventType, Job, Simulator
 
 _SUBMITTED = EventType.SUBMITTED
-SCAN_SHARE = 4
-"""EASY scans the queue in submission order for jobs ending by the shadow time when they are at
-least ``1 / SCAN_SHARE`` of it, else heaps them (both give the same starts; measured on
-``benchmarks/scale.py``'s shapes)."""
+SCAN_STEPS = 64
+"""Queued jobs EASY's pass scans in submission order for jobs ending by the shadow time before
+it takes the rest of them from the estimate-sorted records (both give the same starts; chosen
+on ``benchmarks/scale.py``'s shapes: the scan usually fills the free nodes within a few dozen
+jobs)."""
+SCAN_FROM = 256
+"""Short jobs (ending by the shadow time) above which EASY scans for them at all."""
 _COMPLETED = EventType.COMPLETED
 _KILLED = EventType.KILLED
 
@@ -118,8 +123,10 @@ class EasyBackfill(BaseScheduler):
       job refused then can start now.
     - When the head leaves no extra node, only jobs that end by the shadow time can start:
       a bisection of the estimate-sorted records counts them, and the pass finds them in
-      submission order without copying or sorting the queue (``_backfill_short``). Otherwise
-      it checks the whole queue, in order, until no node is left.
+      submission order: a short scan of the queue, which usually fills the free nodes, then
+      the remaining short jobs that fit, from the estimate-sorted records
+      (``_backfill_short``). Otherwise it checks the whole queue, in order, until no node is
+      left.
 
     Attributes:
         reservation: ``(job id, shadow time)`` of the blocked head job after the last pass,
@@ -286,39 +293,49 @@ class EasyBackfill(BaseScheduler):
     ) -> None:
         """Start, in submission order, the jobs that fit now and end by the shadow time.
 
-        ``short`` records of the estimate-sorted copy have an estimate within ``limit``; only
-        they can start. When they are a good part of the queue, a scan in submission order
-        meets them soonest and stops when no unit is left or all were seen; otherwise the ones
-        that fit go into a heap by submission order, popped until no unit is left. Neither
-        sorts the queue.
+        The first ``short`` records of the estimate-sorted copy have an estimate within
+        ``limit``; only they can start. The pass scans the queue in submission order for at
+        most ``SCAN_STEPS`` jobs (it usually fills the free nodes or meets every short job
+        sooner); if neither happened, the short jobs after the scanned ones that fit now are
+        taken from the estimate-sorted copy and put back in submission order.
         """
         start = sim.start
         started: list[tuple[_Rec, float]] = []
-        queue = self._queue
-        if short * SCAN_SHARE >= len(queue):
-            for rec in queue.values():
-                est = rec[1]
-                if est > limit:
-                    continue
-                n = rec[0]
-                if n <= free and now + est <= t_shadow:
-                    start(rec[2])
-                    started.append((rec, now + est))
-                    free -= n
-                    if not free:
-                        break
-                short -= 1
-                if not short:
+        left = short
+        # Up to a few hundred short jobs, filtering and sorting them (in C) beats a scan (in
+        # Python); past that, the scan usually fills the free nodes first.
+        steps = SCAN_STEPS if short > SCAN_FROM else 0
+        last = -1  # submission sequence number of the last job the scan looked at
+        for rec in self._queue.values():
+            if not steps:
+                break
+            steps -= 1
+            last = rec[3]
+            est = rec[1]
+            if est > limit:
+                continue
+            n = rec[0]
+            if n <= free and now + est <= t_shadow:
+                start(rec[2])
+                started.append((rec, now + est))
+                free -= n
+                if not free:
                     break
-        else:
-            by_est = self._by_est
-            heap = [(seq, n, est, jid) for est, seq, n, jid in by_est[:short] if n <= free]
-            heapq.heapify(heap)
-            while heap:
-                seq, n, est, jid = heapq.heappop(heap)
-                if n <= free and now + est <= t_shadow:
-                    start(jid)
-                    started.append(((n, est, jid, seq), now + est))
+            left -= 1
+            if not left:
+                break
+        if free and left:
+            # The short jobs behind the scanned ones that fit, in submission order. The records
+            # are read as ``Any``: a compiled build then moves references, as CPython does,
+            # instead of unboxing and re-boxing each typed tuple (design.md, "Scale").
+            by_est: list[Any] = self._by_est
+            fit = [r for r in by_est[:short] if r[2] <= free and r[1] > last]
+            fit.sort(key=_SEQ)
+            for r in fit:
+                n = r[2]
+                if n <= free and now + r[0] <= t_shadow:
+                    start(r[3])
+                    started.append(((n, r[0], r[3], r[1]), now + r[0]))
                     free -= n
                     if not free:
                         break
@@ -328,6 +345,9 @@ class EasyBackfill(BaseScheduler):
 
 _Rec = tuple[int, float, int, int]
 """A queued job for EASY: nodes, runtime estimate, id, submission sequence number."""
+
+_SEQ = itemgetter(1)
+"""The submission sequence number of an estimate-sorted record ``(estimate, seq, nodes, id)``."""
 
 
 class ConservativeBackfill(BaseScheduler):

@@ -46,15 +46,20 @@ def test_engine_starts_equal_the_bare_loops(
     assert (starts["easy"] < starts["fcfs"]).any()
 
 
-@pytest.mark.parametrize("share", [10**9, 0])
+@pytest.mark.parametrize(("steps", "scan_from"), [(10**9, 0), (0, 0), (3, 0), (64, 256)])
 @pytest.mark.parametrize("key", ["fat64-nodes", "overload-sdsc", "overload-lublin", "sdsc-sp2"])
 def test_both_short_job_passes_of_easy_start_what_the_scan_starts(
-    key: str, share: int, packed: dict[str, dict[str, np.ndarray]], monkeypatch: pytest.MonkeyPatch
+    key: str,
+    steps: int,
+    scan_from: int,
+    packed: dict[str, dict[str, np.ndarray]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """EASY's pass for jobs ending by the shadow time, forced down each of its two paths."""
+    """EASY's pass for jobs ending by the shadow time: scan only, sorted only, both, default."""
     from hpcgym.baselines import classic
 
-    monkeypatch.setattr(classic, "SCAN_SHARE", share)
+    monkeypatch.setattr(classic, "SCAN_STEPS", steps)
+    monkeypatch.setattr(classic, "SCAN_FROM", scan_from)
     d = packed[key]
     engine, _, _ = scale.run_engine(d, "easy")
     bare, _, _ = scale.run_bare(d, "easy")
