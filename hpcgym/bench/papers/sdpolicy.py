@@ -133,7 +133,8 @@ def scheduler(case: Case) -> BaseScheduler:
         from hpcgym.baselines import make
 
         return make("easy")
-    return SDPolicy(runtime_model=case.model, **VARIANTS[case.variant])
+    simulate = bool(case.setting)  # the ablation simulates its runtime model too
+    return SDPolicy(runtime_model=case.model, simulate_model=simulate, **VARIANTS[case.variant])
 
 
 def simulate(case: Case) -> dict[str, Any]:
