@@ -266,7 +266,8 @@ def test_the_engine_simulates_the_policys_runtime_model(
     # Guest 3 (4 nodes, 40 s) shares from 10 with mates 1 (2 nodes, works 20 s of its 200 s
     # request) and 2 (2 nodes, 300 s); mate 1 runs at 0.5 from 10 and ends at 30.
     jobs = [mall(1, 0, 200, 2, work=20), mall(2, 0, 300, 2), mall(3, 10, 40, 4)]
-    pol = SDPolicy(runtime_model=model)
+    assert SDPolicy(runtime_model=model).setting(jobs, SimConfig())[1].progress == "worst"
+    pol = SDPolicy(runtime_model=model, simulate_model=True)
     jobs2, config = pol.setting(jobs, SimConfig())
     assert config.progress == progress and not config.kill_on_walltime
     sim = Simulator(Platform.single(4), jobs2, config)

@@ -75,3 +75,39 @@ def test_verdicts_follow_the_intervals(value, sign, low, high, expected) -> None
 def test_publish_writes_what_it_prints(tmp_path: Path, capsys) -> None:
     papers.publish("abc", tmp_path / "x.md")
     assert (tmp_path / "x.md").read_text() == "abc" and "abc" in capsys.readouterr().out
+
+
+def test_sdpolicy_ablation_combines_runs_by_start_day() -> None:
+    import pandas as pd
+
+    from hpcgym.bench.papers.sdpolicy import _ratios, ablation_report
+
+    rows = []
+    # Windows of 6 days: starts 0, 2, 4, 6 from a step-2 run (indices 0-3) and 1, 3 from a
+    # step-1 run (indices 1, 3). MAXSD 10's slowdown is (start + 1) / 10 of static's.
+    for step, windows in ((2.0, (0, 1, 2, 3)), (1.0, (1, 3))):
+        for k in windows:
+            start = k * step
+            for variant, factor in (("static", 1.0), ("MAXSD 10", (start + 1) / 10)):
+                rows.append(
+                    {
+                        "setting": "paper",
+                        "window": k,
+                        "step": step,
+                        "size": 6.0,
+                        "variant": variant,
+                        "slowdown": 100.0 * factor,
+                        "response": 50.0,
+                        "makespan": 1000.0,
+                        "guests": 10 if variant != "static" else 0,
+                        "jobs": 100,
+                    }
+                )
+    df = pd.DataFrame(rows)
+    ratios = _ratios(df).xs("paper", level="setting")
+    assert sorted(ratios.index) == [0, 1, 2, 3, 4, 6]
+    assert ratios.loc[3, "slowdown"] == pytest.approx(0.4)
+    assert ratios.loc[6, "guests"] == pytest.approx(10.0)
+    text = ablation_report(df)
+    assert "6 windows of 6 days starting every 1 days" in text
+    assert "disjoint windows only (starts 0, 6)" in text

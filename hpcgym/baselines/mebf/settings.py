@@ -8,8 +8,8 @@ Two readings of the paper that change the jobs MEBF and EBF both run (``docs/pap
   scale factor to convert the computed cost to bytes", which its simulator transfers over the
   network; the factor is not given. The workload annotation takes the formula in seconds, so a
   resize costs a fraction of a second. **Choice**: the paper's scale is ``PAPER_COST_SCALE``
-  (100) times the annotation, 0.5-5 s per node changed: the cost matters next to short jobs and
-  the feasibility test (``gamma``) can bind, as the paper's full/half-cost experiment implies.
+  (100) times the annotation, 0.5-5 s per node changed: a resize costs seconds, not a fraction
+  of one (the paper's full/half-cost experiment implies the cost matters).
 - **Static run times from the scalability model** (:func:`model_runtime`). The paper turns each
   trace job into a computational load (run time x allocated cores x peak speed per core) and
   runs it with a sub-linear performance model, so a job's run time at its preferred size

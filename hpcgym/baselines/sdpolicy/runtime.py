@@ -13,7 +13,8 @@ The paper writes the *runtime* of a slot as ``req_cpus / used_cpus * time``; we 
 runtime increase the part above the static time, ``sum(time_t / rate_t - time_t)`` over the slots
 (choice: Listing 1 adds "the increase" to the requested time, which only makes sense for the
 excess). The engine simulates either model (``SimConfig.progress``: ``"worst"`` or ``"mean"``);
-``SDPolicy.setting`` picks the one matching the policy's ``runtime_model``.
+``SDPolicy(simulate_model=True)`` makes its ``setting`` pick the one matching the policy's
+``runtime_model``.
 
 Estimates use only what a scheduler knows: the user's requested time (``walltime``; the real
 work when the workload has none) and the work done so far.

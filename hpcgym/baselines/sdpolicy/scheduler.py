@@ -17,7 +17,7 @@ Choices where the paper leaves room (also in ``docs/baselines-sdpolicy-koala.md`
   shares all its nodes) is never a mate.
 - When a mate ends before its guest, the guest takes the freed CPU of those nodes (share 1
   there), as the paper's node manager does; under worst-case progress this speeds it up only
-  once all its mates have ended, under the ideal model (``progress="mean"``) at once.
+  once all its mates have ended, under simulated ideal progress (``progress="mean"``) at once.
 - ``static_end`` comes from a conservative map: running jobs' predicted ends plus a reservation
   for each earlier queued job of the pass (up to ``map_depth`` jobs); admission of static starts
   is EASY (only the first waiting job's reservation is protected). Mates' extensions are not
@@ -65,9 +65,11 @@ class SDPolicyConfig:
         sharing_factor: Fraction of a mate's node CPU given to the guest (0.5 in the paper).
         max_mates: Most mates per guest (``m``; 2 in the paper).
         runtime_model: ``"worst"`` (Equation 6, the policy's choice) or ``"ideal"``
-            (Equation 5): the policy's estimates and, through :meth:`SDPolicy.setting`, how
-            the engine progresses a job whose tasks hold unequal CPU shares
-            (``SimConfig.progress`` ``"worst"`` or ``"mean"``).
+            (Equation 5) for the policy's estimates.
+        simulate_model: Also simulate ``runtime_model``: :meth:`SDPolicy.setting` then runs
+            the engine with ``SimConfig.progress`` ``"worst"`` or ``"mean"`` (how a job whose
+            tasks hold unequal CPU shares progresses). Off by default: the engine's own
+            setting stands (and the env, whose engine always runs worst case, can host it).
         coschedule: ``False`` turns the policy into plain EASY backfilling (the baseline).
         map_depth: Queued jobs per pass that get a reservation in the map and a malleable try.
     """
@@ -78,6 +80,7 @@ class SDPolicyConfig:
     runtime_model: str = "worst"
     coschedule: bool = True
     map_depth: int = 100
+    simulate_model: bool = False
 
     def __post_init__(self) -> None:
         if self.max_slowdown != DYNAMIC and not (
@@ -128,14 +131,18 @@ class SDPolicy(BaseScheduler):
     def setting(
         self, jobs: Sequence[JobSpec], config: SimConfig
     ) -> tuple[Sequence[JobSpec], SimConfig]:
-        """No walltime kills, and the engine simulates the configured runtime model.
+        """No walltime kills; with ``simulate_model``, the engine simulates the runtime model.
 
-        Resized jobs outlive their requested time by design. ``runtime_model="ideal"`` runs
-        the engine with ``progress="mean"`` (the paper's Equation 5: a job progresses at its
-        tasks' mean served fraction), ``"worst"`` with ``progress="worst"`` (Equation 6).
+        Resized jobs outlive their requested time by design. With ``simulate_model``,
+        ``runtime_model="ideal"`` runs the engine with ``progress="mean"`` (the paper's
+        Equation 5: a job progresses at its tasks' mean served fraction), ``"worst"`` with
+        ``progress="worst"`` (Equation 6).
         """
-        progress = "mean" if self.model is RuntimeModel.IDEAL else "worst"
-        return jobs, replace(config, kill_on_walltime=False, progress=progress)
+        config = replace(config, kill_on_walltime=False)
+        if self.config.simulate_model:
+            progress = "mean" if self.model is RuntimeModel.IDEAL else "worst"
+            config = replace(config, progress=progress)
+        return jobs, config
 
     def schedule(self, sim: Simulator) -> None:
         """One pass: restore shares after ends, then static starts and co-scheduling."""
