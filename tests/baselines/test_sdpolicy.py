@@ -282,7 +282,9 @@ def test_the_paper_check_can_keep_the_primary_partition_alone() -> None:
     from hpcgym.workloads.registry import resolve_file
     from hpcgym.workloads.swf import COL
 
-    w = read_workload(resolve_file("CEA-Curie-2011-sample.swf.gz"), procs_per_node=16)
+    w = read_workload(
+        resolve_file("CEA-Curie-2011-sample.swf.gz"), procs_per_node=16, allocation="node"
+    )
     p10 = partition(w, 10, PRIMARY_NODES)
     assert p10.platform.total_nodes == 5040 and w.platform.total_nodes == 5832
     assert len(p10) == int((w.rows[:, COL["partition"]] == 10).sum()) == 22187
