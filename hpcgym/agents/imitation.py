@@ -15,7 +15,13 @@ Experts are of two kinds:
 * **menu policies** written over the mask: ``fcfs`` (start queue slot 0 at its first start level
   when legal, else advance; with ``queue_order="fcfs"`` this is FCFS) and ``first-fit`` (start
   the first queue slot whose first start level is legal, else advance: backfilling without a
-  reservation). ``fcfs`` names the menu policy, not the baseline; the two give the same schedule.
+  reservation). ``fcfs`` names the menu policy, not the baseline; the two give the same schedule;
+* **rankers** for ``selection="reserve"`` (RLScheduler's mode): ``rank-<score>`` for each score of
+  :data:`hpcgym.baselines.priority.SCORES` (``rank-sjf``, ``rank-f1``, ...) chooses the queued job
+  that ranks first by that score (ties by submit time, then submission order), as the
+  ``<score>-reserve`` baselines do, so its demonstrations are the baseline's own choices; the
+  reserve baselines themselves cannot be cloned through the adapter (while their chosen job waits
+  they start nothing, where reserve mode asks for a choice at every step).
 
 Steps where *advance* is the only legal entry (possible with ``skip_trivial=False``) carry no
 choice and are not recorded.
@@ -36,6 +42,7 @@ import numpy as np
 
 from hpcgym.agents.layout import Blocks, menu_blocks
 from hpcgym.baselines.adapter import BaselinePolicy
+from hpcgym.baselines.priority import REGISTERED_SCORES, SCORES
 from hpcgym.errors import SpecError
 
 Expert = Callable[[np.ndarray], int]
@@ -65,12 +72,51 @@ def make_expert(name: str, blocks: Blocks) -> Expert:
 
 EXPERTS = ("fcfs", "first-fit")
 
+RANKERS = tuple(f"rank-{score}" for score in REGISTERED_SCORES)
+"""Reserve-mode experts: choose the queued job that ranks first by a score."""
+
+
+def make_ranker(name: str, env: gym.Env) -> Expert:
+    """The reserve-mode expert ``rank-<score>`` acting in ``env`` (see the module docstring).
+
+    Raises:
+        SpecError: ``env`` is not in reserve mode, or the score is unknown.
+    """
+    score = name.removeprefix("rank-")
+    if name not in RANKERS:
+        raise SpecError(f"unknown ranking expert {name!r}; choose from {', '.join(RANKERS)}")
+    u = env.unwrapped
+    if getattr(u, "reserve", None) is None:
+        raise SpecError(
+            f"{name} chooses jobs in reserve mode: train with "
+            "--env-kwargs '{\"selection\": \"reserve\"}' (or a reserve-mode hyperparameter file)"
+        )
+    fn = SCORES[score]
+
+    def ranker(mask: np.ndarray) -> int:
+        d = u.decision
+        jobs = u.ledger.jobs
+        order = {spec.id: i for i, spec in enumerate(u.episode.jobs)}
+        now = u.sim.now
+        best: tuple[tuple[float, float, int], int] | None = None
+        for slot, row in enumerate(d.queue_rows):
+            spec = jobs[row].spec
+            key = ((fn(spec, now, 0.0), spec.submit, order[spec.id]), slot)
+            if best is None or key < best:
+                best = key
+        if best is None:
+            return 0
+        a = u.reserve.offset + best[1]
+        return a if mask[a] else 0
+
+    return ranker
+
 
 def expert_names() -> list[str]:
     """Every expert :func:`demonstrate` accepts: the menu policies, then the baselines."""
     from hpcgym.baselines import names
 
-    return [*EXPERTS, *(n for n in names() if n not in EXPERTS)]
+    return [*EXPERTS, *RANKERS, *(n for n in names() if n not in EXPERTS)]
 
 
 @dataclass(frozen=True)
@@ -98,6 +144,8 @@ def demonstrate(
     adapter: BaselinePolicy | None = None
     if expert in EXPERTS:
         act = make_expert(expert, menu_blocks(env))
+    elif expert in RANKERS:
+        act = make_ranker(expert, env)
     else:
         from hpcgym.baselines import names
 

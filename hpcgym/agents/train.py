@@ -652,7 +652,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         metavar="EXPERT",
         help="behaviour-clone this expert's env actions before MaskablePPO: a menu policy "
-        "(fcfs, first-fit) or any baseline name (easy, mebf, ...; through the env adapter)",
+        "(fcfs, first-fit), in reserve mode a ranker (rank-sjf, rank-f1, ...), or any baseline "
+        "name (easy, mebf, ...; through the env adapter)",
     )
     p.add_argument("--pretrain-episodes", type=int, default=20, help="demonstration episodes")
     p.add_argument("--pretrain-epochs", type=int, default=10, help="cloning epochs")

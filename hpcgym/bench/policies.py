@@ -28,6 +28,7 @@ A policy name is resolved in this order:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -266,3 +267,43 @@ def policy_label(name: str) -> str:
         return p.name
     p = p.with_suffix("")
     return p.parent.name if p.name == "agent" and p.parent.name else p.name
+
+
+def policy_labels(names: Sequence[str]) -> list[str]:
+    """:func:`policy_label` of each name, made unique by as many parent folders as it takes.
+
+    ``runs/a/best`` and ``runs/b/best`` become ``a/best`` and ``b/best``; names that stay equal
+    (the same policy given twice) raise.
+
+    Raises:
+        SpecError: Two names resolve to the same label at every depth.
+    """
+    labels = [policy_label(n) for n in names]
+    for i, label in enumerate(labels):
+        clash = [j for j, other in enumerate(labels) if other == label]
+        if len(clash) == 1 or policy_kind(names[i]) not in ("agent", "sweep"):
+            continue
+        paths = [_label_path(names[j]) for j in clash]
+        for depth in range(2, max(len(q.parts) for q in paths) + 1):
+            longer = ["/".join(q.parts[-depth:]) for q in paths]
+            if len(set(longer)) == len(longer):
+                for j, new in zip(clash, longer, strict=True):
+                    labels[j] = new
+                break
+    dupes = sorted({label for label in labels if labels.count(label) > 1})
+    if dupes:
+        raise SpecError(
+            f"policies given twice: {', '.join(dupes)}; give each policy once (two agents need "
+            "two different files or folders)"
+        )
+    return labels
+
+
+def _label_path(name: str) -> Path:
+    """The path whose last parts label an agent or sweep: no suffix, ``agent`` as its folder."""
+    p = Path(name).resolve()
+    if p.is_file():
+        p = p.with_suffix("")
+        if p.name == "agent":
+            p = p.parent
+    return p

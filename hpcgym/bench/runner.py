@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from hpcgym.bench.episode import run_episode
-from hpcgym.bench.policies import policy_kind, policy_label, sweep_members
+from hpcgym.bench.policies import policy_kind, policy_label, policy_labels, sweep_members
 from hpcgym.bench.scenarios import Scenario
 from hpcgym.errors import SpecError
 
@@ -114,11 +114,11 @@ def plan(scenarios: Sequence[Scenario], policies: Sequence[str] | None = None) -
     for sc in scenarios:
         chosen = list(policies) if policies else list(sc.policies)
         kinds = [policy_kind(p) for p in chosen]  # fail early on an unknown name
-        for p, kind in zip(chosen, kinds, strict=True):
+        labels = policy_labels(chosen)  # and on a policy given twice
+        for p, kind, label in zip(chosen, kinds, labels, strict=True):
             if kind != "sweep":
-                tasks += [Task(sc, p, s, i == 0) for i, s in enumerate(sc.seeds)]
+                tasks += [Task(sc, p, s, i == 0, label) for i, s in enumerate(sc.seeds)]
                 continue
-            label = policy_label(p)
             for m, (k, member) in enumerate(sweep_members(p)):
                 tasks += [
                     Task(sc, str(member), s, i == 0 and m == 0, label, k)

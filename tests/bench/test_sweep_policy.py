@@ -84,3 +84,27 @@ def test_the_bench_runs_every_member_and_stratifies_by_training_seed(
     agents = json.loads((run / "run.json").read_text())["config"]["agents"]
     assert sorted(Path(p).name for p in agents) == ["s0", "s3"]
     assert all(a["sha256"] for a in agents.values())
+
+
+def test_two_agents_with_one_file_name_get_labels_that_tell_them_apart(
+    sweep: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    from hpcgym.bench.policies import policy_labels
+    from hpcgym.bench.runner import plan
+
+    for run in ("a", "b"):
+        (tmp_path / run).mkdir()
+        for suffix in (".safetensors", ".json"):
+            shutil.copy(sweep / "s0" / f"agent{suffix}", tmp_path / run / f"best{suffix}")
+    a, b = str(tmp_path / "a" / "best"), str(tmp_path / "b" / "best")
+    assert policy_label(a) == policy_label(b) == "best"
+    assert policy_labels([a, b, "easy"]) == ["a/best", "b/best", "easy"]
+    sc = scenarios.get("malleable-small-v2")
+    names = {t.name for t in plan([sc], [a, b])}
+    assert names == {"a/best", "b/best"}
+    with pytest.raises(SpecError, match="policies given twice: best"):
+        policy_labels([a, a])
+    with pytest.raises(SpecError, match="policies given twice: easy"):
+        plan([sc], ["easy", "easy"])

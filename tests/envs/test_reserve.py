@@ -8,36 +8,23 @@ import numpy as np
 import pytest
 
 import hpcgym.envs  # noqa: F401
-from hpcgym.baselines.priority import SCORES, PriorityReserve
+from hpcgym.agents.imitation import make_ranker
+from hpcgym.baselines.priority import PriorityReserve
 from hpcgym.errors import SpecError
 from hpcgym.sim import SimConfig, Simulator
 
 RESERVE = {"n_jobs": 128, "queue_slots": 128, "selection": "reserve", "kill_on_walltime": False}
 
 
-def rank_policy(env: gym.Env, score: str) -> int:
-    """The start entry of the best-ranked visible job (as ``_Ranking``: score, submit, order)."""
-    u = env.unwrapped
-    d = u.decision
-    fn = SCORES[score]
-    now = u.sim.now
-    order = {spec.id: i for i, spec in enumerate(u.episode.jobs)}
-    keys = []
-    for q, row in enumerate(d.queue_rows):
-        spec = u.ledger.jobs[row].spec
-        keys.append(((fn(spec, now, 0.0), spec.submit, order[spec.id]), q))
-    if not keys:
-        return 0
-    return u.reserve.offset + min(keys)[1]
-
-
 def play(score: str, backfill: bool, start: int) -> tuple[dict[int, float], object]:
     env = gym.make("hpcgym/Rigid-v0", reserve_backfill=backfill, **RESERVE)
     env.reset(seed=0, options={"start": start})
+    ranker = make_ranker(f"rank-{score}", env)  # the imitation expert is the baseline
     done = False
     while not done:
-        a = rank_policy(env, score)
-        assert env.unwrapped.action_masks()[a]
+        mask = env.unwrapped.action_masks()
+        a = ranker(mask)
+        assert mask[a]
         _, _, term, trunc, _ = env.step(a)
         done = term or trunc
     assert term
@@ -116,3 +103,10 @@ def test_advance_is_legal_only_when_no_job_can_be_chosen():
         if term or trunc:
             break
     assert seen[True] and seen[False]  # both kinds of decision point were met
+
+
+def test_a_ranker_needs_reserve_mode_and_a_known_score():
+    with pytest.raises(SpecError, match="reserve mode"):
+        make_ranker("rank-sjf", gym.make("hpcgym/Rigid-v0", n_jobs=16))
+    with pytest.raises(SpecError, match="unknown ranking expert"):
+        make_ranker("rank-nope", gym.make("hpcgym/Rigid-v0", **RESERVE))
