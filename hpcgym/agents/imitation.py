@@ -85,18 +85,22 @@ def make_ranker(name: str, env: gym.Env) -> Expert:
     score = name.removeprefix("rank-")
     if name not in RANKERS:
         raise SpecError(f"unknown ranking expert {name!r}; choose from {', '.join(RANKERS)}")
-    u = env.unwrapped
+    u: Any = env.unwrapped
     if getattr(u, "reserve", None) is None:
         raise SpecError(
             f"{name} chooses jobs in reserve mode: train with "
-            "--env-kwargs '{\"selection\": \"reserve\"}' (or a reserve-mode hyperparameter file)"
+            '--env-kwargs \'{"selection": "reserve"}\' (or a reserve-mode hyperparameter file)'
         )
     fn = SCORES[score]
+    orders: dict[int, dict[int, int]] = {}  # submission order, per episode
 
     def ranker(mask: np.ndarray) -> int:
         d = u.decision
         jobs = u.ledger.jobs
-        order = {spec.id: i for i, spec in enumerate(u.episode.jobs)}
+        if id(u.episode) not in orders:
+            orders.clear()
+            orders[id(u.episode)] = {spec.id: i for i, spec in enumerate(u.episode.jobs)}
+        order = orders[id(u.episode)]
         now = u.sim.now
         best: tuple[tuple[float, float, int], int] | None = None
         for slot, row in enumerate(d.queue_rows):

@@ -152,7 +152,7 @@ def sweep_curves(folder: Path, title: str) -> list[Path]:
     import io
 
     from hpcgym.agents.saved import write_atomic
-    from hpcgym.agents.validation import COLUMNS
+    from hpcgym.agents.validation import COLUMNS, set_objective_scale
     from hpcgym.bench.policies import sweep_members
 
     curves: dict[int, list[dict[str, str]]] = {}
@@ -189,6 +189,7 @@ def sweep_curves(folder: Path, title: str) -> list[Path]:
     if common:
         avg = [float(np.mean(points[s])) for s in common]
         ax.plot(common, avg, color="k", linewidth=2, label="mean over seeds")
+    set_objective_scale(ax, [m for ms in points.values() for m in ms])
     ax.set_xlabel("training steps")
     ax.set_ylabel("validation objective (lower is better)")
     ax.set_title(f"{title}: validation split, {len(curves)} seeds")

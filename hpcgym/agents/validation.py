@@ -150,6 +150,21 @@ class ValidationCallback(BaseCallback):
         plot_curve(self.rows, self.run_dir / "learning_curve.png", self.env_id)
 
 
+LOG_SCALE_SPAN = 20.0
+"""A curve whose values span more than this factor is drawn on a log scale."""
+
+
+def set_objective_scale(ax: Any, values: list[float]) -> None:
+    """A log y axis when the (positive) objective values span more than :data:`LOG_SCALE_SPAN`.
+
+    One diverging seed (a validation mean of thousands beside others near 10) would otherwise
+    flatten every other curve to a line along the axis.
+    """
+    positive = [v for v in values if v > 0]
+    if positive and len(positive) == len(values) and max(positive) > LOG_SCALE_SPAN * min(positive):
+        ax.set_yscale("log")
+
+
 def plot_curve(rows: list[dict[str, Any]], path: Path, title: str) -> None:
     """The validation objective against training steps, best points marked (written atomically)."""
     import matplotlib
@@ -167,6 +182,7 @@ def plot_curve(rows: list[dict[str, Any]], path: Path, title: str) -> None:
     if best:
         xs, ys = zip(*best, strict=True)
         ax.scatter(xs, ys, s=80, facecolors="none", edgecolors="k", label="best")
+    set_objective_scale(ax, mean + iqm)
     ax.set_xlabel("training steps")
     ax.set_ylabel("validation objective (lower is better)")
     ax.set_title(f"{title}: validation split")

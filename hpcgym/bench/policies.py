@@ -22,7 +22,8 @@ A policy name is resolved in this order:
 * the folder of a seed sweep (``hpcgym train --seeds 0-4 --out DIR``: one saved agent per seed
   in ``DIR/s<seed>``): one policy whose episodes are run by every member. Its rows carry the
   member's ``train_seed``, and the interval tables treat each training seed as a stratum
-  (:func:`sweep_members`).
+  (:func:`sweep_members`). ``DIR@best`` is the same sweep with each member's ``best`` agent (the
+  checkpoint its validation chose, ``DIR/s<seed>/best.*``) in place of its final one.
 """
 
 from __future__ import annotations
@@ -174,6 +175,8 @@ class AgentPolicy(EnvPolicy):
 
 
 _MEMBER = re.compile(r"s(\d+)")
+BEST = "@best"
+"""Suffix of a sweep folder's name that picks its members' validation-chosen ``best`` agents."""
 
 
 def sweep_members(name: str | Path) -> list[tuple[int, Path]]:
@@ -184,14 +187,17 @@ def sweep_members(name: str | Path) -> list[tuple[int, Path]]:
     """
     from hpcgym.agents.saved import is_saved_agent
 
-    folder = Path(name)
+    text = str(name)
+    best = text.endswith(BEST)
+    folder = Path(text.removesuffix(BEST))
     if not folder.is_dir() or is_saved_agent(folder):
         return []
     members = []
     for child in folder.iterdir():
         m = _MEMBER.fullmatch(child.name)
-        if m and child.is_dir() and is_saved_agent(child):
-            members.append((int(m.group(1)), child))
+        agent = child / "best" if best else child
+        if m and child.is_dir() and is_saved_agent(agent):
+            members.append((int(m.group(1)), agent))
     return sorted(members)
 
 
@@ -259,7 +265,8 @@ def policy_label(name: str) -> str:
     """
     kind = policy_kind(name)
     if kind == "sweep":
-        return Path(name).resolve().name
+        best = name.endswith(BEST)
+        return Path(name.removesuffix(BEST)).resolve().name + (BEST if best else "")
     if kind != "agent":
         return name
     p = Path(name)

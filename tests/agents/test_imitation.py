@@ -109,3 +109,32 @@ def test_cloning_a_baseline_lowers_the_loss(expert: str, env_id: str) -> None:
     model = MaskablePPO("MultiInputPolicy", env, seed=0, n_steps=32, batch_size=32, device="cpu")
     losses = clone(model, demos, epochs=4, batch_size=64)
     assert losses[-1] < losses[0]
+
+
+def test_cloning_a_ranker_teaches_the_job_scoring_policy_its_choices() -> None:
+    # rank-sjf's demonstrations are sjf-reserve's choices (tests/envs/test_reserve.py); after
+    # cloning, the greedy job-scoring policy picks the same job on most demonstrated states
+    # (untrained, it already agrees on about 64%: a smooth score of job features is SJF-like).
+    import torch
+
+    from hpcgym.agents import make_agent
+
+    kwargs = {"n_jobs": 64, "queue_slots": 32, "selection": "reserve", "kill_on_walltime": False}
+    demos = demonstrate("rank-sjf", "hpcgym/Rigid-v0", kwargs, [0, 1, 2])
+    assert (demos.masks[np.arange(len(demos.actions)), demos.actions] == 1).all()
+    assert len(set(demos.actions.tolist())) > 3  # real choices, not always the first slot
+    env = gym.make("hpcgym/Rigid-v0", **kwargs)
+    model = make_agent(env, seed=0, n_steps=64, batch_size=64)
+
+    def agreement() -> float:
+        obs = {k: torch.as_tensor(v) for k, v in demos.obs.items()}
+        with torch.no_grad():
+            dist = model.policy.get_distribution(obs, action_masks=demos.masks)
+            greedy = dist.distribution.probs.argmax(dim=1).numpy()
+        return float((greedy == demos.actions).mean())
+
+    before = agreement()
+    losses = clone(model, demos, epochs=30, batch_size=64)
+    assert losses[-1] < losses[0]
+    after = agreement()
+    assert after >= 0.8 and after > before + 0.1, (before, after)

@@ -156,3 +156,21 @@ def test_sweep_curves_gather_every_seeds_validation_rows(tmp_path: Path) -> None
         ]
     assert got == [(0, 1024, 9.0), (0, 2048, 5.0), (2, 1024, 7.0), (2, 2048, 3.0)]
     assert (tmp_path / "learning_curves.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_diverging_seed_puts_the_curves_on_a_log_scale() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from hpcgym.agents.validation import set_objective_scale
+
+    fig, ax = plt.subplots()
+    set_objective_scale(ax, [15.0, 16.0, 5676.0])  # one seed at thousands, the rest near 15
+    assert ax.get_yscale() == "log"
+    set_objective_scale(fig.add_subplot(2, 1, 2), [5.5, 17.6])  # 3.2x: stays linear
+    assert fig.axes[-1].get_yscale() == "linear"
+    set_objective_scale(ax2 := fig.add_subplot(2, 2, 4), [0.0, 100.0])  # no log of 0
+    assert ax2.get_yscale() == "linear"
+    plt.close(fig)

@@ -108,3 +108,23 @@ def test_two_agents_with_one_file_name_get_labels_that_tell_them_apart(
         policy_labels([a, a])
     with pytest.raises(SpecError, match="policies given twice: easy"):
         plan([sc], ["easy", "easy"])
+
+
+def test_a_sweep_at_best_runs_each_members_validation_chosen_agent(
+    sweep: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    from hpcgym.bench.runner import plan
+
+    folder = tmp_path / "rigid"
+    shutil.copytree(sweep, folder)
+    for suffix in (".safetensors", ".json"):  # s3 has no best agent: it is not a member
+        shutil.copy(folder / "s0" / f"agent{suffix}", folder / "s0" / f"best{suffix}")
+    name = f"{folder}@best"
+    assert policy_kind(name) == "sweep" and policy_label(name) == "rigid@best"
+    assert sweep_members(name) == [(0, folder / "s0" / "best")]
+    assert [k for k, _ in sweep_members(folder)] == [0, 3]  # without @best: the final agents
+    tasks = plan([scenarios.get("malleable-small-v2")], [str(folder), name])
+    assert {t.name for t in tasks} == {"rigid", "rigid@best"}
+    assert {t.policy for t in tasks if t.name == "rigid@best"} == {str(folder / "s0" / "best")}

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import time
+from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -273,14 +274,41 @@ def variant_of(row: pd.Series) -> str:
     return "other"
 
 
-def ablation_runs(seeds: int, workers: int, n_jobs: int = ABLATION_JOBS) -> pd.DataFrame:
-    """Run the ablation's cases in ``workers`` processes; one row each, with the bound."""
+CASE_FIELDS = tuple(f.name for f in dataclasses.fields(Case))
+
+
+def _case_key(row: Mapping[Any, Any] | Case) -> tuple[Any, ...]:
+    d = dataclasses.asdict(row) if isinstance(row, Case) else row
+    return tuple(
+        float(d[k]) if isinstance(d[k], float | np.floating) else d[k] for k in CASE_FIELDS
+    )
+
+
+def ablation_runs(
+    seeds: int, workers: int, n_jobs: int = ABLATION_JOBS, rows_csv: Path | None = None
+) -> pd.DataFrame:
+    """Run the ablation's cases in ``workers`` processes; one row each, with the bound.
+
+    With ``rows_csv`` the run is resumable: every finished case's row is written there (the file
+    replaced atomically as rows arrive), and a case whose row the file already holds is not run
+    again, so a stopped run picks up where it stopped.
+    """
     cases = ablation_cases(seeds, n_jobs)
     keys = sorted({(c.seed, c.load, c.jobs) for c in cases})
-    cases.sort(key=lambda c: -c.load)
+    rows: list[Mapping[Any, Any]] = []
+    if rows_csv is not None and Path(rows_csv).is_file():
+        wanted = {_case_key(c) for c in cases}
+        done = pd.read_csv(rows_csv).to_dict("records")
+        rows = [r for r in done if _case_key(r) in wanted]
+    have = {_case_key(r) for r in rows}
+    todo = sorted((c for c in cases if _case_key(c) not in have), key=lambda c: -c.load)
     with ProcessPoolExecutor(workers) as pool:
         bounds = dict(pool.map(bound_of, keys))
-        rows = list(pool.map(run_case, cases, chunksize=4))
+        futures = [pool.submit(run_case, c) for c in todo]
+        for fut in as_completed(futures):
+            rows.append(fut.result())
+            if rows_csv is not None:
+                write_csv(rows_csv, pd.DataFrame(rows), index=False)
     df = pd.DataFrame(rows)
     df["bound"] = [
         bounds[(int(s), float(ld), int(n))]
@@ -288,7 +316,9 @@ def ablation_runs(seeds: int, workers: int, n_jobs: int = ABLATION_JOBS) -> pd.D
     ]
     df["degradation"] = df["max_bounded_stretch"] / df["bound"]
     df["variant"] = [variant_of(r) for _, r in df.iterrows()]
-    return df
+    order = {k: i for i, k in enumerate(_case_key(c) for c in cases)}
+    df["_order"] = [order[_case_key(r)] for r in df[list(CASE_FIELDS)].to_dict("records")]
+    return df.sort_values("_order").drop(columns="_order").reset_index(drop=True)
 
 
 def _est(values: pd.Series | np.ndarray, digits: str = ".1f") -> str:
@@ -381,10 +411,15 @@ def ablation_report(df: pd.DataFrame) -> str:
 
 
 def run(quick: bool, out: Path | None) -> str:
-    """The ablation with intervals (``quick``: 4 traces per load); markdown, also to ``out``."""
+    """The ablation with intervals (``quick``: 4 traces per load); markdown, also to ``out``.
+
+    With ``out``, every finished case's row is kept beside it (``<out stem>-rows.csv``) and a
+    rerun with the same ``out`` resumes from them (:func:`ablation_runs`).
+    """
     seeds = QUICK_SEEDS if quick else FULL_SEEDS
     t0 = time.perf_counter()
-    df = ablation_runs(seeds, workers=2)
+    rows = None if out is None else Path(out).with_name(Path(out).stem + "-rows.csv")
+    df = ablation_runs(seeds, workers=2, rows_csv=rows)
     text = ablation_report(df)
     text += f"\n{len(df)} simulations in {time.perf_counter() - t0:.0f} s on 2 workers.\n"
     if out is not None:
@@ -412,11 +447,17 @@ def main() -> None:
         "--ablation", action="store_true", help="the ablation with intervals (what run() prints)"
     )
     parser.add_argument("--quick", action="store_true", help="with --ablation: 4 traces per load")
+    parser.add_argument(
+        "--rows",
+        default=None,
+        help="with --ablation: keep every finished case's row in this CSV and skip the cases it "
+        "holds (a stopped run resumes where it stopped)",
+    )
     args = parser.parse_args()
     if args.ablation:
         seeds = QUICK_SEEDS if args.quick else FULL_SEEDS
         t0 = time.perf_counter()
-        df = ablation_runs(seeds, args.workers)
+        df = ablation_runs(seeds, args.workers, rows_csv=Path(args.rows) if args.rows else None)
         if args.csv:
             write_csv(args.csv, df, index=False)
         text = ablation_report(df)
