@@ -216,6 +216,21 @@ register(
     )
 )
 
+# evolving-klein-v0 under the protocol: 30 test cases, generated from the test split's set seeds
+# (seeded mode: the last 20% of [0, n_seeds), which training never draws).
+register(
+    Scenario(
+        "evolving-klein-v1",
+        "hpcgym/Evolving-v0",
+        dict(_TEST),
+        _seeds(30),
+        ("evolving-rigid", "evolving-noX", "evolving-infX", "evolving-2X", "first-fit", "random"),
+        "Klein-Perez evolving test cases (16 jobs) on 75 nodes from the test split's seeds, "
+        "ranked by makespan",
+        metric="makespan",
+    )
+)
+
 # Cross-trace test of the malleable-small-v2 setting: the same preset, windows and policies, but
 # the jobs come from another machine's trace, KTH SP2 (100 nodes), rescaled to the 128 nodes
 # (and brought back to its own offered load) and made malleable as the SDSC SP2 set is
