@@ -26,6 +26,7 @@ from hpcgym.sim.nodes import (
     WHOLE,
     WHOLE_ROWS,
     placement_mode,
+    set_runs,
     uniform_share,
     uniform_shares,
     whole_row,
@@ -212,7 +213,7 @@ class Simulator(EngineCore):
                 else:
                     runs = idle.take_runs(k)
                     picked = pool.ids_of(runs)
-                    pool.cpu_used[picked] = 1.0
+                    set_runs(pool.cpu_used, runs, picked, 1.0)
             else:
                 try:
                     picked, runs = pool.take_idle(cluster, k, spec.mem)
