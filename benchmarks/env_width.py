@@ -27,7 +27,6 @@ import os
 import platform
 import statistics
 import sys
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -82,9 +81,7 @@ def scaled_set() -> str:
         return w.derive(jobs, step, keep_rows=True, platform=Platform.single(nodes))
 
     if name not in names():
-        register(
-            WorkloadSet(name, f"lublin256, {SCALE}x wider", build, allocation="processor")
-        )
+        register(WorkloadSet(name, f"lublin256, {SCALE}x wider", build, allocation="processor"))
     return name
 
 
@@ -140,7 +137,9 @@ def main() -> int:
     ]
     for key, (what, _) in rows.items():
         wall, cpu, episodes = best[key]
-        per_round = statistics.median(c / ref for c, ref in zip((x[1] for x in runs[key]), ref_cpu, strict=True))
+        per_round = statistics.median(
+            c / ref for c, ref in zip((x[1] for x in runs[key]), ref_cpu, strict=True)
+        )
         table.append(
             f"| {key} | {what} | {args.steps / wall:,.0f} | {args.steps / cpu:,.0f} "
             f"| {episodes} | {per_round:.2f}x | {cpu / best[REFERENCE][1]:.2f}x |"

@@ -117,9 +117,9 @@ class NodePool:
         a = runs.take_front(size)
         free[cluster] -= size
         if a >= 0:
-            self.cpu_used[a : a + size] = 1.0
+            self.cpu_used[a : a + size].fill(1.0)
             if mem:
-                self.mem_used[a : a + size] = mem
+                self.mem_used[a : a + size].fill(mem)
             return self.ids[a : a + size], [a, a + size]
         taken = runs.take_runs(size)
         nodes = self.ids_of(taken)
@@ -142,7 +142,7 @@ class NodePool:
         idle = self.idle[cluster]
         if len(runs) == 2:
             a, b = runs[0], runs[1]
-            self.cpu_used[a:b] = 0.0
+            self.cpu_used[a:b].fill(0.0)
             idle.give(a, b)
         else:
             set_runs(self.cpu_used, runs, nodes, 0.0)
@@ -471,7 +471,7 @@ def set_runs(values: np.ndarray, runs: list[int], ids: np.ndarray, value: float)
     """
     if ids.size >= SLICE_RUN * (len(runs) >> 1):
         for i in range(0, len(runs), 2):
-            values[runs[i] : runs[i + 1]] = value
+            values[runs[i] : runs[i + 1]].fill(value)
     else:
         values[ids] = value
 

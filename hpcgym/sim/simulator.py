@@ -207,7 +207,7 @@ class Simulator(EngineCore):
                     else:
                         del lo[0]
                         del idle.hi[0]
-                    pool.cpu_used[a : a + k] = 1.0
+                    pool.cpu_used[a : a + k].fill(1.0)
                     picked = pool.ids[a : a + k]
                     runs = [a, a + k]
                 else:
