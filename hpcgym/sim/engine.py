@@ -592,7 +592,7 @@ class EngineCore:
                 if len(runs) == 2:
                     # ``NodePool.release_runs`` of one run, inlined.
                     a, b = runs[0], runs[1]
-                    pool.cpu_used[a:b] = 0.0
+                    pool.cpu_used[a:b].fill(0.0)
                     pool.free[job._cluster] += b - a
                     pool.idle[job._cluster].give(a, b)
                 else:

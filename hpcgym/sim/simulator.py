@@ -26,6 +26,7 @@ from hpcgym.sim.nodes import (
     WHOLE,
     WHOLE_ROWS,
     placement_mode,
+    set_runs,
     uniform_share,
     uniform_shares,
     whole_row,
@@ -206,13 +207,13 @@ class Simulator(EngineCore):
                     else:
                         del lo[0]
                         del idle.hi[0]
-                    pool.cpu_used[a : a + k] = 1.0
+                    pool.cpu_used[a : a + k].fill(1.0)
                     picked = pool.ids[a : a + k]
                     runs = [a, a + k]
                 else:
                     runs = idle.take_runs(k)
                     picked = pool.ids_of(runs)
-                    pool.cpu_used[picked] = 1.0
+                    set_runs(pool.cpu_used, runs, picked, 1.0)
             else:
                 try:
                     picked, runs = pool.take_idle(cluster, k, spec.mem)

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import hpcgym.sim.nodes as nodes_module
 from hpcgym.errors import CommandError
 from hpcgym.sim import JobKind, JobSpec, JobState, Platform, Simulator, SizeRule
-from hpcgym.sim.nodes import IdleRuns, ids_of_runs, runs_of_ids
+from hpcgym.sim.nodes import SLICE_RUN, IdleRuns, ids_of_runs, runs_of_ids, set_runs
 
 COMPILED = not nodes_module.__file__.endswith(".py")
 
@@ -220,3 +220,36 @@ def test_runs_of_ids_round_trip() -> None:
     # Not sorted, first and last one apart from the size: still three runs, not one.
     assert runs_of_ids(np.array([2, 0, 4], dtype=np.int64)) == [0, 1, 2, 3, 4, 5]
     assert runs_of_ids(np.array([7], dtype=np.int64)) == [7, 8]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    cuts=st.lists(st.integers(0, 5000), min_size=2, max_size=40, unique=True),
+    every=st.integers(1, 3),
+    value=st.sampled_from([0.0, 1.0, 0.25]),
+)
+def test_set_runs_writes_what_a_scatter_writes(cuts: list[int], every: int, value: float) -> None:
+    # Runs from sorted cut points (every ``every``-th gap a run): long runs take the run-by-run
+    # fill, short ones the scatter; both must write exactly the runs' ids and nothing else.
+    bounds = sorted(cuts)
+    runs: list[int] = []
+    for i in range(0, len(bounds) - 1, every):
+        runs += [bounds[i], bounds[i + 1]]
+    ids = ids_of_runs(runs)
+    got = np.full(5001, 0.5)
+    set_runs(got, runs, ids, value)
+    want = np.full(5001, 0.5)
+    want[ids] = value
+    assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("mean_run", [1, 8, SLICE_RUN - 1, SLICE_RUN, 1000])
+def test_set_runs_both_ways_on_fragmented_runs(mean_run: int) -> None:
+    # Runs of ``mean_run`` ids with gaps between: the threshold's both sides.
+    runs = [i for a in range(0, 40 * (mean_run + 3), mean_run + 3) for i in (a, a + mean_run)]
+    ids = ids_of_runs(runs)
+    got = np.zeros(runs[-1] + 5)
+    set_runs(got, runs, ids, 1.0)
+    assert np.flatnonzero(got).tolist() == ids.tolist()
+    set_runs(got, runs, ids, 0.0)
+    assert not got.any()
