@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import math
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from itertools import repeat
@@ -262,8 +263,11 @@ class JobSpec:
         return self.work / self.rate(n)
 
 
-_RIGID_COLUMNS = ("id", "submit", "work", "nodes", "min_nodes", "max_nodes", "walltime")
-_RIGID_COLUMNS += ("user", "group")
+_RIGID_COLUMNS = (
+    *("id", "submit", "work", "nodes", "min_nodes", "max_nodes"),
+    *("walltime", "user", "group"),
+)
+"""The fields :func:`rigid_specs` takes from its columns; the others keep their defaults."""
 
 
 def rigid_valid(
@@ -298,9 +302,13 @@ def rigid_specs(
     """Rigid jobs with the default models from columns: ``JobSpec(...)`` row by row, faster.
 
     Args:
-        id, nodes, user, group: Integer arrays.
-        submit, work: Float arrays.
-        walltime: Float array, ``nan`` for "no walltime" (``None``).
+        id: Job ids (integers).
+        submit: Submit times (floats).
+        work: Work, seconds (floats).
+        nodes: Sizes (integers).
+        walltime: Walltimes (floats), ``nan`` for "no walltime" (``None``).
+        user: User ids (integers).
+        group: Group ids (integers).
 
     Returns:
         The jobs ``JobSpec(id=id[i], submit=submit[i], work=work[i], nodes=nodes[i],
@@ -328,7 +336,7 @@ def rigid_specs(
                 ids, sub.tolist(), wrk.tolist(), sizes, walls, users, groups, strict=True
             )
         ]
-    columns: dict[str, object] = dict(
+    columns: dict[str, Iterable[object]] = dict(
         zip(
             _RIGID_COLUMNS,
             (ids, sub.tolist(), wrk.tolist(), sizes, sizes, sizes, walls, users, groups),
@@ -345,7 +353,7 @@ def rigid_specs(
             if values is None:
                 values = repeat(getattr(template, f.name), n)
             # A slot's descriptor sets the field as the frozen __init__ does, without __setattr__.
-            deque(map(getattr(JobSpec, f.name).__set__, jobs, values), maxlen=0)  # type: ignore[arg-type]
+            deque(map(getattr(JobSpec, f.name).__set__, jobs, values), maxlen=0)
     finally:
         if paused:
             gc.enable()

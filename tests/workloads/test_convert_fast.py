@@ -1,4 +1,4 @@
-"""The column-wise JobSpec building of ``trace_to_workload`` against the per-record loop it replaced."""
+"""``trace_to_workload``'s column-wise JobSpec building against the per-record loop before it."""
 
 from __future__ import annotations
 
@@ -57,7 +57,9 @@ def test_same_jobs_as_the_per_record_loop(traces_dir: Path, name: str, allocatio
     assert len(got) == len(want) > 1000
     assert [typed_fields(j) for j in got] == [typed_fields(j) for j in want]
     # The models are the very default objects, as the constructor shares them.
-    assert all(g.speedup is w.speedup and g.reconfig is w.reconfig for g, w in zip(got, want))
+    assert all(
+        g.speedup is w.speedup and g.reconfig is w.reconfig for g, w in zip(got, want, strict=True)
+    )
     assert w.rows is not None
     sizes = np.array([j.nodes for j in got])
     procs = record_procs(w.rows)
