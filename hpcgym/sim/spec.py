@@ -7,9 +7,13 @@ tasks of one job may share a node only when their needs allow it (the DFRS setti
 
 from __future__ import annotations
 
+import gc
 import math
-from dataclasses import dataclass, field
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
 from enum import Enum
+from itertools import repeat
 
 import numpy as np
 
@@ -257,3 +261,100 @@ class JobSpec:
         if self.kind is _EVOLVING:
             return self.work
         return self.work / self.rate(n)
+
+
+_RIGID_COLUMNS = (
+    *("id", "submit", "work", "nodes", "min_nodes", "max_nodes"),
+    *("walltime", "user", "group"),
+)
+"""The fields :func:`rigid_specs` takes from its columns; the others keep their defaults."""
+
+
+def rigid_valid(
+    submit: np.ndarray, work: np.ndarray, nodes: np.ndarray, walltime: np.ndarray
+) -> np.ndarray:
+    """Which rows :class:`JobSpec` accepts as rigid jobs (``walltime`` ``nan``: none).
+
+    The checks ``JobSpec.__post_init__`` makes on a rigid job with default models, in bulk:
+    submit and work in ``[0, TIME_HORIZON]``, at least one node, a walltime in
+    ``(0, TIME_HORIZON]`` or none.
+    """
+    wall_ok = np.isnan(walltime) | ((walltime > 0) & (walltime <= TIME_HORIZON))
+    return (
+        (submit >= 0)
+        & (submit <= TIME_HORIZON)
+        & (work >= 0)
+        & (work <= TIME_HORIZON)
+        & (nodes >= 1)
+        & wall_ok
+    )
+
+
+def rigid_specs(
+    id: np.ndarray,
+    submit: np.ndarray,
+    work: np.ndarray,
+    nodes: np.ndarray,
+    walltime: np.ndarray,
+    user: np.ndarray,
+    group: np.ndarray,
+) -> list[JobSpec]:
+    """Rigid jobs with the default models from columns: ``JobSpec(...)`` row by row, faster.
+
+    Args:
+        id: Job ids (integers).
+        submit: Submit times (floats).
+        work: Work, seconds (floats).
+        nodes: Sizes (integers).
+        walltime: Walltimes (floats), ``nan`` for "no walltime" (``None``).
+        user: User ids (integers).
+        group: Group ids (integers).
+
+    Returns:
+        The jobs ``JobSpec(id=id[i], submit=submit[i], work=work[i], nodes=nodes[i],
+        walltime=walltime[i] or None, user=user[i], group=group[i])`` would give, field for
+        field (Python ``int`` and ``float`` values). When every row passes :func:`rigid_valid`
+        the fields are stored directly, column by column (``__init__`` and its per-job checks
+        cost several times more, for the same objects); otherwise the jobs are built one by one
+        with ``JobSpec(...)``, which raises its own error at the first bad row.
+
+    Raises:
+        SpecError: A row ``JobSpec`` refuses (the first one).
+    """
+    n = len(id)
+    ints = [np.asarray(c).astype(np.int64).tolist() for c in (id, nodes, user, group)]
+    floats = [np.asarray(c, dtype=np.float64) for c in (submit, work, walltime)]
+    if any(len(c) != n for c in (*ints, *floats)):
+        raise SpecError("rigid_specs: every column needs one value per job")
+    sub, wrk, wall = floats
+    walls: list[float | None] = [None if w != w else w for w in wall.tolist()]
+    ids, sizes, users, groups = ints
+    if not rigid_valid(sub, wrk, np.asarray(sizes, dtype=np.int64), wall).all():
+        return [
+            JobSpec(id=i, submit=s, work=r, nodes=k, walltime=w, user=u, group=g)
+            for i, s, r, k, w, u, g in zip(
+                ids, sub.tolist(), wrk.tolist(), sizes, walls, users, groups, strict=True
+            )
+        ]
+    columns: dict[str, Iterable[object]] = dict(
+        zip(
+            _RIGID_COLUMNS,
+            (ids, sub.tolist(), wrk.tolist(), sizes, sizes, sizes, walls, users, groups),
+            strict=True,
+        )
+    )
+    template = JobSpec(id=0, submit=0.0)
+    paused = gc.isenabled()
+    gc.disable()  # the new objects hold no cycles; collecting while they pile up costs 2x
+    try:
+        jobs = list(map(object.__new__, repeat(JobSpec, n)))
+        for f in fields(JobSpec):
+            values = columns.get(f.name)
+            if values is None:
+                values = repeat(getattr(template, f.name), n)
+            # A slot's descriptor sets the field as the frozen __init__ does, without __setattr__.
+            deque(map(getattr(JobSpec, f.name).__set__, jobs, values), maxlen=0)
+    finally:
+        if paused:
+            gc.enable()
+    return jobs

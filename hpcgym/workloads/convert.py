@@ -26,7 +26,7 @@ import numpy as np
 import hpcgym
 from hpcgym.errors import SpecError, WorkloadError
 from hpcgym.sim.platform import Platform
-from hpcgym.sim.spec import JobSpec
+from hpcgym.sim.spec import JobSpec, rigid_specs, rigid_valid
 from hpcgym.workloads.header import HPCGYM_PREFIX, SwfHeader
 from hpcgym.workloads.swf import (
     COL,
@@ -241,12 +241,22 @@ def trace_to_workload(
     procs = record_procs(rows)
     run = rows[:, COL["run_time"]]
     submit = rows[:, COL["submit_time"]]
-    reasons = np.full(len(rows), "", dtype=object)
-    reasons[procs <= 0] = "missing size (fields 5 and 8)"
-    reasons[run < 0] = "missing run time (field 4)"
-    reasons[submit < 0] = "missing submit time (field 2)"
-    ok = reasons == ""
-    skipped = Counter(str(r) for r in reasons[~ok])
+    # Each skipped record counts under one reason: the first of submit, run time, size it lacks.
+    no_submit = submit < 0
+    no_run = (run < 0) & ~no_submit
+    no_size = (procs <= 0) & ~no_submit & ~no_run
+    ok = ~(no_submit | no_run | no_size)
+    skipped = Counter(
+        {
+            reason: int(mask.sum())
+            for reason, mask in (
+                ("missing size (fields 5 and 8)", no_size),
+                ("missing run time (field 4)", no_run),
+                ("missing submit time (field 2)", no_submit),
+            )
+            if mask.any()
+        }
+    )
     kept = rows[ok]
     order = np.argsort(kept[:, COL["submit_time"]], kind="stable")
     kept = kept[order]
@@ -257,22 +267,31 @@ def trace_to_workload(
     kept_procs = record_procs(kept)
     nodes = unit_sizes(kept_procs, allocation, ppn)
     req_time = kept[:, COL["req_time"]]
-    jobs: list[JobSpec] = []
-    for i, (r, n, w) in enumerate(zip(kept, nodes, req_time, strict=True)):
-        try:
-            jobs.append(
-                JobSpec(
-                    id=int(r[COL["job_id"]]),
-                    submit=float(r[COL["submit_time"]]) - shift,
-                    work=float(r[COL["run_time"]]),
-                    nodes=int(n),
-                    walltime=float(w) if w > 0 else None,
-                    user=int(r[COL["user_id"]]),
-                    group=int(r[COL["group_id"]]),
-                )
+    ids = kept[:, COL["job_id"]].astype(np.int64)
+    submits = kept[:, COL["submit_time"]] - shift
+    works = kept[:, COL["run_time"]]
+    walltimes = np.where(req_time > 0, req_time, np.nan)
+    valid = rigid_valid(submits, works, nodes, walltimes)
+    for i in np.flatnonzero(~valid).tolist():
+        try:  # the first record JobSpec refuses, named by file and line
+            JobSpec(
+                id=int(ids[i]),
+                submit=float(submits[i]),
+                work=float(works[i]),
+                nodes=int(nodes[i]),
+                walltime=float(walltimes[i]) if walltimes[i] > 0 else None,
             )
         except SpecError as e:
             raise WorkloadError(f"{_where(trace, int(source[i]))}: {e}") from None
+    jobs = rigid_specs(
+        ids,
+        submits,
+        works,
+        nodes,
+        walltimes,
+        kept[:, COL["user_id"]].astype(np.int64),
+        kept[:, COL["group_id"]].astype(np.int64),
+    )
     if platform is None:
         units, machine = _machine_units(trace, ppn, allocation, nodes)
         platform = Platform.single(units, cores=1 if allocation == "processor" else ppn)
