@@ -165,6 +165,23 @@ def test_each_scenario_ranks_by_its_own_metric() -> None:
     assert scenarios.get("evolving-klein-v0").metric == "makespan"
 
 
+def test_evolving_v1_draws_its_cases_from_the_test_splits_set_seeds() -> None:
+    import gymnasium as gym
+
+    sc = scenarios.get("evolving-klein-v1")
+    assert sc.metric == "makespan" and len(sc.seeds) == 30
+    env = gym.make(sc.env_id, **sc.env_kwargs)
+    drawn = set()
+    for seed in sc.seeds:
+        env.reset(seed=seed)
+        drawn.add(env.unwrapped.episode.workload_seed)  # type: ignore[attr-defined]
+    assert drawn <= set(range(800, 1000)) and len(drawn) > 20
+    train = gym.make(sc.env_id, split="train")
+    for seed in range(50):
+        train.reset(seed=seed)
+        assert train.unwrapped.episode.workload_seed < 700  # type: ignore[attr-defined]
+
+
 class _Ref:
     """A stand-in object reference: holds the value."""
 
