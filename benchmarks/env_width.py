@@ -38,13 +38,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from env_speed import run
 from results_md import build_note, write_section
-from scale import _resized, _wide
+from scale import _wide
 
 import hpcgym  # noqa: F401  (registers the ids)
 import hpcgym.workloads as W
-from hpcgym.sim import Platform
 from hpcgym.workloads.registry import WorkloadSet, names, register
-from hpcgym.workloads.workload import ProvenanceStep, Workload
+from hpcgym.workloads.workload import Workload
 
 HEADING = "## Environment on a wide machine"
 WIDE = 100_000
@@ -75,10 +74,7 @@ def scaled_set() -> str:
 
     def build(seed: int, options: Mapping[str, Any]) -> Workload:
         w = W.load("swf/lublin256-v0", seed)
-        jobs = [_resized(j, j.nodes * SCALE) for j in w.jobs]
-        step = ProvenanceStep.make("widen", factor=SCALE)
-        nodes = SCALE * w.platform.total_nodes
-        return w.derive(jobs, step, keep_rows=True, platform=Platform.single(nodes))
+        return W.transforms.rescale_nodes(w, SCALE * w.platform.total_nodes)  # exact: integer
 
     if name not in names():
         register(WorkloadSet(name, f"lublin256, {SCALE}x wider", build, allocation="processor"))

@@ -10,7 +10,6 @@ that no longer equals the sum of the jobs' allocations (checked at every step).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,9 +19,8 @@ import pytest
 
 import hpcgym  # noqa: F401
 import hpcgym.workloads as W
-from hpcgym.sim import Platform
 from hpcgym.workloads.registry import WorkloadSet, names, register
-from hpcgym.workloads.workload import ProvenanceStep, Workload
+from hpcgym.workloads.workload import Workload
 
 
 def scaled(factor: int) -> str:
@@ -31,15 +29,7 @@ def scaled(factor: int) -> str:
 
     def build(seed: int, options: Mapping[str, Any]) -> Workload:
         w = W.load("swf/lublin256-v0", seed)
-        jobs = [
-            dataclasses.replace(
-                j, nodes=j.nodes * factor, min_nodes=j.nodes * factor, max_nodes=j.nodes * factor
-            )
-            for j in w.jobs
-        ]
-        step = ProvenanceStep.make("widen", factor=factor)
-        nodes = factor * w.platform.total_nodes
-        return w.derive(jobs, step, keep_rows=True, platform=Platform.single(nodes))
+        return W.transforms.rescale_nodes(w, factor * w.platform.total_nodes)  # exact: factor
 
     if name not in names():
         register(WorkloadSet(name, f"lublin256 x{factor}", build, allocation="processor"))
