@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from hpcgym.atomic import write_text
+
 RESULTS = Path(__file__).with_name("RESULTS.md")
 
 
@@ -20,7 +22,7 @@ def write_section(heading: str, text: str) -> None:
         new = pattern.sub(lambda _: body + "\n", old)
     else:
         new = old.rstrip("\n") + "\n\n" + body
-    RESULTS.write_text(new.rstrip("\n") + "\n")
+    write_text(RESULTS, new.rstrip("\n") + "\n")  # atomically: never half a file
 
 
 def build_note() -> str:
