@@ -336,6 +336,11 @@ def run(args: argparse.Namespace) -> int:
     argv = list(args.argv) if args.argv is not None else sys.argv[1:]
     at_least("--workers", args.workers, 1)
     writable_folder(Path(args.run_dir).resolve().parent if args.run_dir else Path(args.out))
+    if args.split != "test" and (args.from_run or not args.scenario):
+        raise SpecError(
+            f"--split {args.split} applies to --scenario runs (the main job and --from run "
+            "what they recorded): name the scenarios, e.g. --scenario malleable-small-v2"
+        )
     if not args.scenario and not args.policy and not args.from_run:
         from hpcgym.bench.main_job import main_job
 
@@ -346,7 +351,7 @@ def run(args: argparse.Namespace) -> int:
         chosen, policies = _from_record(args.from_run)
     else:
         names = args.scenario or [scenarios.MAIN]
-        chosen = [scenarios.get(n) for n in names]
+        chosen = [scenarios.on_split(scenarios.get(n), args.split) for n in names]
         policies = list(args.policy or []) or None
         if policies and args.with_defaults:
             policies = list(dict.fromkeys([*chosen[0].policies, *policies]))
@@ -441,6 +446,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         metavar="ADDR",
         help="attach to this Ray cluster (e.g. ray://head:10001); default: RAY_ADDRESS if set",
+    )
+    p.add_argument(
+        "--split",
+        choices=scenarios.SPLITS,
+        default="test",
+        help="where the protocol scenarios' episodes come from: their test split (default) or "
+        "the validation split (tables named <scenario>@validation; e.g. --split validation)",
     )
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
     p.add_argument(

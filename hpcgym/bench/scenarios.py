@@ -16,6 +16,7 @@ get("rigid-lublin-v0").seeds
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,6 +78,46 @@ def get(name: str) -> Scenario:
 def names() -> list[str]:
     """Registered scenario names, sorted."""
     return sorted(_SCENARIOS)
+
+
+SPLITS = ("test", "validation")
+"""Splits a protocol scenario can be run on: its own (test) or the validation split."""
+
+
+def on_split(scenario: Scenario, split: str) -> Scenario:
+    """``scenario`` with its episodes drawn from ``split`` (``test``: the scenario itself).
+
+    A protocol scenario (``split="test"`` in its arguments) draws the same number of episodes,
+    from the same seeds, out of the validation split instead; the copy is named
+    ``<name>@validation`` so that its tables and run folders never pass for the test's.
+
+    Raises:
+        SpecError: An unknown split; a scenario without splits (before the protocol); or one
+            whose episodes are fixed window starts inside its test split (the ``rlsched-*``
+            sequences), which have no validation counterpart.
+    """
+    if split not in SPLITS:
+        raise SpecError(f"unknown split {split!r}; a scenario runs on one of: {', '.join(SPLITS)}")
+    if split == "test":
+        return scenario
+    if scenario.env_kwargs.get("split") != "test":
+        raise SpecError(
+            f"scenario {scenario.name!r} has no splits (it predates the protocol): run a "
+            "protocol scenario (malleable-small-v2, malleable-sdsc-v2, rigid-lublin-v1, "
+            "evolving-klein-v1, ...) on the validation split"
+        )
+    if "window_starts" in scenario.env_kwargs:
+        raise SpecError(
+            f"scenario {scenario.name!r} plays fixed sequences of its test split "
+            "(window_starts) and has no validation counterpart; validate with "
+            "hpcgym train --eval-every"
+        )
+    return dataclasses.replace(
+        scenario,
+        name=f"{scenario.name}@{split}",
+        env_kwargs={**scenario.env_kwargs, "split": split},
+        description=f"{scenario.description} (the {split} split instead of the test split)",
+    )
 
 
 def _seeds(n: int, first: int = 1000) -> tuple[int, ...]:
