@@ -256,15 +256,19 @@ def swf_file(shape: Shape, n: int, cache: Path) -> Path:
     return path
 
 
+def shape_workload(shape: Shape, n: int, cache: Path) -> Workload:
+    """The shape's first ``n`` jobs as the runs see them: built, or read back from its SWF."""
+    if shape.swf is None:
+        return shape.build(n)
+    return W.read_workload(swf_file(shape, n, cache), **shape.swf)  # type: ignore[arg-type]
+
+
 def cached(shape: Shape, n: int, cache: Path) -> Path:
     """The shape's arrays at ``n`` jobs, built once and kept in ``cache``."""
     path = cache / f"{shape.key}-{n}-v{CACHE_VERSION}.npz"
     if not path.exists():
         cache.mkdir(parents=True, exist_ok=True)
-        if shape.swf is None:
-            w = shape.build(n)
-        else:
-            w = W.read_workload(swf_file(shape, n, cache), **shape.swf)  # type: ignore[arg-type]
+        w = shape_workload(shape, n, cache)
         tmp = path.with_suffix(".tmp.npz")
         np.savez(tmp, **pack(w))
         tmp.replace(path)
