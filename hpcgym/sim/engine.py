@@ -89,7 +89,7 @@ _submit_of = operator.attrgetter("submit")
 
 
 # The read-only views of ``EngineCore``: rebuilt after unpickling, never pickled.
-_VIEWS = ("queue", "running", "suspended", "jobs", "node_cpu_used", "node_mem_used")
+_VIEWS = ("queue", "running", "suspended", "jobs", "_cpu_view", "node_mem_used")
 
 
 @mypyc_attr(allow_interpreted_subclasses=True, serializable=True)
@@ -178,8 +178,8 @@ class EngineCore:
         """Suspended jobs by id."""
         self.jobs: Mapping[int, Job] = MappingProxyType(self._jobs)
         """Every job by id, in submission order."""
-        self.node_cpu_used = self.pool.cpu_used.view()
-        self.node_cpu_used.flags.writeable = False
+        self._cpu_view = self.pool.cpu_used.view()
+        self._cpu_view.flags.writeable = False
         self.node_mem_used = self.pool.mem_used.view()
         self.node_mem_used.flags.writeable = False
 
@@ -265,8 +265,19 @@ class EngineCore:
         return self.demand_area - self.useful_area
 
     @property
+    def node_cpu_used(self) -> np.ndarray:
+        """CPU in use on each node (a read-only view of the engine's array).
+
+        Whole-node starts write it only when it is read (``NodePool.sync``): read this property
+        again after commands rather than keeping the view, which may miss such holdings.
+        """
+        self.pool.sync()
+        return self._cpu_view
+
+    @property
     def node_idle(self) -> np.ndarray:
         """Whether each node is idle (a new array)."""
+        self.pool.sync()
         return self.pool.cpu_used == 0.0
 
     def free_nodes(self, cluster: int | None = None) -> int:
@@ -518,7 +529,7 @@ class EngineCore:
                 share = -1.0
             # Whole-node tasks went on idle nodes, which the job cannot hold: no node repeats.
             may_repeat = mode != WHOLE
-            nodes = np.concatenate((job._nodes, nodes))
+            nodes = np.concatenate((job._ids(), nodes))
             cpu = np.concatenate((job._cpu, cpu))
             if mode > job._mode:
                 mode = job._mode
@@ -526,6 +537,7 @@ class EngineCore:
                 mode = SHARED
         job._nodes, job._cpu, job._cluster, job._mode, job._share = nodes, cpu, cluster, mode, share
         job._runs = _NO_RUNS
+        job._lazy_ids = False
         total = share * nodes.size if share > 0 else float(cpu.sum())
         self._alloc_total += total - job._cpu_sum
         job._cpu_sum = total
@@ -536,19 +548,21 @@ class EngineCore:
     def _drop(self, job: Job, keep: np.ndarray | None = None) -> None:
         """Release the tasks of ``job`` not selected by the boolean mask ``keep`` (all if None)."""
         if keep is None:
-            self.pool.remove(job._cluster, job._nodes, job._cpu, job.spec.mem, job._mode)
+            self.pool.remove(job._cluster, job._ids(), job._cpu, job.spec.mem, job._mode)
             self._kept(job, _EMPTY_INT, _EMPTY_FLOAT)
             return
         gone = ~keep
-        self.pool.remove(job._cluster, job._nodes[gone], job._cpu[gone], job.spec.mem, job._mode)
-        self._kept(job, job._nodes[keep], job._cpu[keep])
+        ids = job._ids()
+        self.pool.remove(job._cluster, ids[gone], job._cpu[gone], job.spec.mem, job._mode)
+        self._kept(job, ids[keep], job._cpu[keep])
 
     def _drop_last(self, job: Job, n_drop: int) -> None:
         """Release the last ``n_drop`` tasks of ``job`` (``_drop`` without a mask)."""
         k = job._nodes.size - n_drop
-        self.pool.remove(job._cluster, job._nodes[k:], job._cpu[k:], job.spec.mem, job._mode)
+        ids = job._ids()
+        self.pool.remove(job._cluster, ids[k:], job._cpu[k:], job.spec.mem, job._mode)
         # Copies: the job's arrays never share memory with released ones.
-        self._kept(job, job._nodes[:k].copy(), job._cpu[:k].copy())
+        self._kept(job, ids[:k].copy(), job._cpu[:k].copy())
 
     def _kept(self, job: Job, nodes: np.ndarray, cpu: np.ndarray) -> None:
         """Make ``(nodes, cpu)``, what ``job`` keeps of its tasks, its allocation."""
@@ -560,6 +574,7 @@ class EngineCore:
             total = job._share * cpu.size if job._share > 0 else float(cpu.sum())
         job._nodes, job._cpu = nodes, cpu
         job._runs = _NO_RUNS
+        job._lazy_ids = False
         self._alloc_total += total - job._cpu_sum
         job._cpu_sum = total
         self._update_demand(job)
@@ -592,16 +607,18 @@ class EngineCore:
                 if len(runs) == 2:
                     # ``NodePool.release_runs`` of one run, inlined.
                     a, b = runs[0], runs[1]
-                    pool.cpu_used[a:b].fill(0.0)
+                    if pool.lazy.pop(job.spec.id, None) is None:
+                        pool.cpu_used[a:b].fill(0.0)
                     pool.free[job._cluster] += b - a
                     pool.idle[job._cluster].give(a, b)
                 else:
-                    pool.release_runs(job._cluster, runs, job._nodes)
+                    pool.release_runs(job._cluster, runs, job.spec.id)
             else:
-                self.pool.remove(job._cluster, job._nodes, job._cpu, job.spec.mem, job._mode)
+                self.pool.remove(job._cluster, job._ids(), job._cpu, job.spec.mem, job._mode)
             self._alloc_total -= job._cpu_sum
             job._nodes, job._cpu, job._cpu_sum, job._cluster = _EMPTY_INT, _EMPTY_FLOAT, 0.0, -1
             job._runs = _NO_RUNS
+            job._lazy_ids = False
         old = job._state
         jid = job.spec.id
         if old is _RUNNING or old is _RECONFIGURING:

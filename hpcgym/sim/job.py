@@ -8,6 +8,7 @@ from enum import Enum
 import numpy as np
 from mypy_extensions import mypyc_attr
 
+from hpcgym.sim.nodes import ids_of_runs
 from hpcgym.sim.spec import JobKind, JobSpec
 
 _EMPTY_INT = np.empty(0, dtype=np.int64)
@@ -72,6 +73,7 @@ class Job:
         "_evolving",
         "_fits",
         "_held",
+        "_lazy_ids",
         "_migrations",
         "_mode",
         "_nodes",
@@ -102,6 +104,7 @@ class Job:
         self.spec = spec
         self._state = _PENDING
         self._nodes = _EMPTY_INT
+        self._lazy_ids = False
         self._cpu = _EMPTY_FLOAT
         self._cpu_sum = 0.0
         self._demand = spec.nodes * spec.cpu_need
@@ -147,10 +150,21 @@ class Job:
         """Current state."""
         return self._state
 
+    def _ids(self) -> np.ndarray:
+        """``_nodes``, built from ``_runs`` on first read when a whole-node start left it lazy.
+
+        Until then ``_nodes`` is a stand-in of the right size (``unknown_ids``): its ``size`` is
+        the job's, its values are not ids, so every reader of the ids goes through here.
+        """
+        if self._lazy_ids:
+            self._nodes = ids_of_runs(self._runs)
+            self._lazy_ids = False
+        return self._nodes
+
     @property
     def nodes(self) -> np.ndarray:
         """Node of each task (a read-only view; empty when nothing is held)."""
-        return _read_only(self._nodes)
+        return _read_only(self._ids())
 
     @property
     def cpu(self) -> np.ndarray:

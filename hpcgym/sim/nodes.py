@@ -43,6 +43,7 @@ class NodePool:
         "free",
         "idle",
         "ids",
+        "lazy",
         "mem_used",
         "platform",
         "single",
@@ -65,6 +66,18 @@ class NodePool:
         self.ids = np.arange(n, dtype=np.int64)
         """Every node id (read-only): a run's ids are a slice of it, not a new array."""
         self.ids.flags.writeable = False
+        self.lazy: dict[int, list[int]] = {}
+        """Whole-node holdings not yet written to ``cpu_used``: job id to runs (see ``sync``)."""
+
+    def sync(self) -> None:
+        """Write the lazy holdings' 1.0s to ``cpu_used``; call before reading it."""
+        lazy = self.lazy
+        if lazy:
+            used = self.cpu_used
+            for runs in lazy.values():
+                for i in range(0, len(runs), 2):
+                    used[runs[i] : runs[i + 1]].fill(1.0)
+            lazy.clear()
 
     def _in_cluster(self, cluster: int, values: np.ndarray) -> np.ndarray:
         if self.single:
@@ -74,6 +87,7 @@ class NodePool:
 
     def _fitting(self, cluster: int, cpu: float, mem: float) -> np.ndarray:
         """Ids of the nodes of ``cluster`` with room for one task of ``(cpu, mem)``, ascending."""
+        self.sync()
         if cpu >= 1.0:
             fits = self._in_cluster(cluster, self.cpu_used) == 0.0
         else:
@@ -137,18 +151,22 @@ class NodePool:
             return np.concatenate([ids[runs[i] : runs[i + 1]] for i in range(0, len(runs), 2)])
         return ids_of_runs(runs)
 
-    def release_runs(self, cluster: int, runs: list[int], nodes: np.ndarray) -> None:
-        """Free whole-node tasks (no memory held) on ``nodes``, the runs ``runs`` (flat)."""
+    def release_runs(self, cluster: int, runs: list[int], job_id: int) -> None:
+        """Free the whole-node tasks (no memory held) of job ``job_id``, the runs ``runs`` (flat).
+
+        A holding still in ``lazy`` was never written to ``cpu_used``: nothing to clear there.
+        """
         idle = self.idle[cluster]
-        if len(runs) == 2:
-            a, b = runs[0], runs[1]
-            self.cpu_used[a:b].fill(0.0)
+        written = self.lazy.pop(job_id, None) is None
+        used = self.cpu_used
+        n = 0
+        for i in range(0, len(runs), 2):
+            a, b = runs[i], runs[i + 1]
+            if written:
+                used[a:b].fill(0.0)
             idle.give(a, b)
-        else:
-            set_runs(self.cpu_used, runs, nodes, 0.0)
-            for i in range(0, len(runs), 2):
-                idle.give(runs[i], runs[i + 1])
-        self.free[cluster] += nodes.size
+            n += b - a
+        self.free[cluster] += n
 
     def cluster_fitting(self, size: int, cpu: float, mem: float) -> int:
         """The first cluster in which ``size`` tasks fit one per node, or -1."""
@@ -177,6 +195,7 @@ class NodePool:
             CommandError: Node ids out of range or spanning clusters, or shares out of range.
             CapacityError: A node's CPU or memory would exceed 1.
         """
+        self.sync()
         n = self.cpu_used.size
         if nodes.size == 0:
             raise CommandError("no nodes given")
@@ -216,6 +235,7 @@ class NodePool:
 
     def add(self, cluster: int, nodes: np.ndarray, cpu: np.ndarray, mem: float, mode: int) -> None:
         """Account tasks on nodes (already checked); ``mode``: ``WHOLE``, ``UNIQUE``, ``SHARED``."""
+        self.sync()
         used = self.cpu_used
         if mode == WHOLE:
             # Whole-node tasks: the nodes were idle and are now exactly full.
@@ -244,6 +264,7 @@ class NodePool:
         self, cluster: int, nodes: np.ndarray, cpu: np.ndarray, mem: float, mode: int
     ) -> None:
         """Remove tasks from nodes; nodes left with nothing become idle."""
+        self.sync()
         used = self.cpu_used
         if mode == WHOLE:
             used[nodes] = 0.0
@@ -298,6 +319,24 @@ def whole_row(size: int) -> np.ndarray:
         WHOLE_ROWS.clear()
     WHOLE_ROWS[size] = row
     return row
+
+
+_UNKNOWN: dict[int, np.ndarray] = {}
+_MINUS_ONE = np.full(1, -1, dtype=np.int64)
+
+
+def unknown_ids(size: int) -> np.ndarray:
+    """A stand-in for ``size`` node ids not built yet: read-only, every value -1, no data.
+
+    A job whose whole-node start took several runs keeps this as its ids until something reads
+    them (``Job._ids`` builds them from the runs): only its ``size`` may be used meanwhile.
+    """
+    arr = _UNKNOWN.get(size)
+    if arr is None:
+        if len(_UNKNOWN) > 65536:
+            _UNKNOWN.clear()
+        arr = _UNKNOWN[size] = np.broadcast_to(_MINUS_ONE, (size,))
+    return arr
 
 
 def uniform_shares(size: int, share: float) -> np.ndarray:

@@ -26,9 +26,9 @@ from hpcgym.sim.nodes import (
     WHOLE,
     WHOLE_ROWS,
     placement_mode,
-    set_runs,
     uniform_share,
     uniform_shares,
+    unknown_ids,
     whole_row,
 )
 from hpcgym.sim.spec import JobKind
@@ -207,14 +207,18 @@ class Simulator(EngineCore):
                     else:
                         del lo[0]
                         del idle.hi[0]
-                    pool.cpu_used[a : a + k].fill(1.0)
                     picked = pool.ids[a : a + k]
                     runs = [a, a + k]
+                    lazy_ids = False
                 else:
+                    # Several runs: the ids are built when read (``Job._ids``), not here.
                     runs = idle.take_runs(k)
-                    picked = pool.ids_of(runs)
-                    set_runs(pool.cpu_used, runs, picked, 1.0)
+                    picked = unknown_ids(k)
+                    lazy_ids = True
+                # The CPU array is written when someone reads it (``NodePool.sync``).
+                pool.lazy[job_id] = runs
             else:
+                lazy_ids = False
                 try:
                     picked, runs = pool.take_idle(cluster, k, spec.mem)
                 except CapacityError as e:
@@ -222,6 +226,7 @@ class Simulator(EngineCore):
             # The job's nodes as runs of ids: its end frees them slice by slice.
             job._runs = runs
             job._nodes = picked
+            job._lazy_ids = lazy_ids
             ones = WHOLE_ROWS.get(k)
             job._cpu = ones if ones is not None else whole_row(k)
             fsize = float(k)
@@ -409,7 +414,7 @@ class Simulator(EngineCore):
         job = self._job(job_id)
         if job._state is not _RUNNING and job._state is not _RECONFIGURING:
             raise JobStateError(f"job {job_id} is {job._state.value}; it holds no CPU shares")
-        nodes_a, cpu_a = self._explicit(job, job._nodes.size, job._nodes, cpu)
+        nodes_a, cpu_a = self._explicit(job, job._nodes.size, job._ids(), cpu)
         k = self._checked(job, nodes_a, cpu_a, freed=True)
         self._settle(job)
         mode = placement_mode(nodes_a, cpu_a)
@@ -506,8 +511,9 @@ class Simulator(EngineCore):
         rel = _node_ids(job.spec.id, release)
         if rel.size != n_drop:
             raise SizeError(f"job {job.spec.id}: release {n_drop} nodes, got {rel.size}")
+        held = job._ids()
         for node in rel:
-            hits = np.flatnonzero((job._nodes == node) & keep)
+            hits = np.flatnonzero((held == node) & keep)
             if not hits.size:
                 raise CommandError(f"job {job.spec.id} has no (more) tasks on node {node}")
             keep[hits[-1]] = False
@@ -538,7 +544,7 @@ class Simulator(EngineCore):
                 nodes,
                 cpu,
                 job.spec.mem,
-                job._nodes if freed else None,
+                job._ids() if freed else None,
                 job._cpu if freed else None,
             )
         except CommandError as e:

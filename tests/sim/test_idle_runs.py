@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import hpcgym.sim.nodes as nodes_module
 from hpcgym.errors import CommandError
 from hpcgym.sim import JobKind, JobSpec, JobState, Platform, Simulator, SizeRule
-from hpcgym.sim.nodes import SLICE_RUN, IdleRuns, ids_of_runs, runs_of_ids, set_runs
+from hpcgym.sim.nodes import SLICE_RUN, IdleRuns, NodePool, ids_of_runs, runs_of_ids, set_runs
 
 COMPILED = not nodes_module.__file__.endswith(".py")
 
@@ -30,13 +30,14 @@ COMPILED = not nodes_module.__file__.endswith(".py")
 class ScanRuns(IdleRuns):
     """The old placement: every answer scans the cluster's CPU array; updates are ignored."""
 
-    def __init__(self, used: np.ndarray, lo: int, hi: int) -> None:
+    def __init__(self, pool: NodePool, lo: int, hi: int) -> None:
         super().__init__(lo, hi)
-        self.used, self.span = used, (lo, hi)
+        self.pool, self.span = pool, (lo, hi)
 
     def _scan(self, k: int) -> np.ndarray:
         lo, hi = self.span
-        return (self.used[lo:hi] == 0.0).nonzero()[0][:k] + lo
+        self.pool.sync()  # the lazy whole-node holdings written, as any reader of the array does
+        return (self.pool.cpu_used[lo:hi] == 0.0).nonzero()[0][:k] + lo
 
     # An empty front run: every start, inlined or not, falls through to ``take_runs``, the scan.
     @property  # type: ignore[override]
@@ -162,7 +163,7 @@ def episode(seed: int, oracle: bool, check: Any = None) -> tuple[list[Any], Any]
     sim = Simulator(platform, jobs)
     if oracle:
         pool = sim.pool
-        pool.idle = [ScanRuns(pool.cpu_used, lo, hi) for lo, hi in pool.bounds]
+        pool.idle = [ScanRuns(pool, lo, hi) for lo, hi in pool.bounds]
     seen = []
     while sim.advance():
         for _ in range(rng.randint(0, 4)):
@@ -253,3 +254,70 @@ def test_set_runs_both_ways_on_fragmented_runs(mean_run: int) -> None:
     assert np.flatnonzero(got).tolist() == ids.tolist()
     set_runs(got, runs, ids, 0.0)
     assert not got.any()
+
+
+def lazy_episode(seed: int, eager: bool) -> tuple[list[Any], Any]:
+    """Random commands on one wide cluster; the CPU array read at random points only.
+
+    ``eager``: the array written after every command and every advance (``NodePool.sync``), as
+    it was before whole-node starts left it to be written when read.
+    """
+    rng = random.Random(seed)
+    platform, jobs = wide_world(rng)
+    sim = Simulator(Platform.single(sum(c.nodes for c in platform.clusters)), jobs)
+    look = random.Random(seed + 1)
+    seen: list[Any] = []
+
+    def maybe_read() -> None:
+        if eager:
+            sim.pool.sync()
+        if look.random() < 0.1:
+            cpu = sim.node_cpu_used
+            want = np.zeros(cpu.size)
+            for job in sim.running.values():
+                np.add.at(want, job.nodes, job.cpu)  # a node may hold several tasks
+            np.testing.assert_allclose(cpu, want, rtol=0, atol=1e-9)
+            seen.append(cpu.tolist())
+
+    while sim.advance():
+        maybe_read()
+        for _ in range(rng.randint(0, 4)):
+            act(rng, sim)
+            maybe_read()
+        if not sim.running:
+            for job in list(sim.suspended.values()):
+                with contextlib.suppress(CommandError):
+                    sim.resume(job.id)
+            for job in list(sim.queue.values()):
+                if job.state is JobState.QUEUED:
+                    with contextlib.suppress(CommandError):
+                        sim.start(job.id, job.spec.min_nodes)
+        if look.random() < 0.3:  # else the ids of multi-run starts may stay unbuilt to the end
+            seen.append([(j.id, j.nodes.tolist()) for j in sim.running.values()])
+    assert not sim.pool.lazy  # every holding ended gave its entry back
+    assert not sim.node_cpu_used.any()
+    return seen, sim.result().jobs
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_lazy_cpu_array_equals_the_eager_one(seed: int) -> None:
+    # Starts, ends, shrinks, expansions, suspensions and migrations with the whole-node
+    # holdings written only when read: the same arrays where read, the same per-job table.
+    got, table = lazy_episode(seed, eager=False)
+    want, want_table = lazy_episode(seed, eager=True)
+    assert got == want
+    assert table.equals(want_table)
+
+
+def test_a_whole_node_start_is_written_when_read() -> None:
+    sim = Simulator(Platform.single(10), [JobSpec(1, 0.0, work=5.0, nodes=4)])
+    sim.advance()
+    sim.start(1)
+    assert sim.pool.lazy == {1: [0, 4]}
+    assert not sim.pool.cpu_used.any()  # not written yet
+    assert sim.node_cpu_used.tolist() == [1.0] * 4 + [0.0] * 6
+    assert not sim.pool.lazy
+    assert sim.node_idle.tolist() == [False] * 4 + [True] * 6
+    sim.advance()
+    assert not sim.node_cpu_used.any()
