@@ -15,7 +15,9 @@ single-cluster platform, and is never resized. They plan with the runtime estima
   the queued jobs are re-placed in the order of their previous reservations (new jobs last, in
   submission order), each at its earliest slot: no reservation ever moves later as long as
   estimates bound run times, because every job placed before one occupies, from that job's old
-  start on, a subset of what it occupied before.
+  start on, a subset of what it occupied before. ``ConservativeReplan`` does exactly that;
+  ``ConservativeBackfill`` (registered as ``conservative``) gives the same schedule while
+  re-placing only the jobs whose reservation can change.
 """
 
 from __future__ import annotations
@@ -378,7 +380,8 @@ class ConservativeBackfill(BaseScheduler):
       at that job; on its own slot, enough nodes are free in any case (no reservation moves
       later), so the job's new start is the earliest start before ``r`` from which its
       nodes stay free until ``r`` (or its estimated end) in the kept profile. Only jobs no
-      larger than the most nodes free in the spans are searched, and only near them.
+      larger than the most nodes free in the spans are searched, for starts before the
+      spans end.
     - Anything else (a command from elsewhere, an overrun, a reconfiguration) re-plans
       the whole queue as ``ConservativeReplan`` does.
 
