@@ -24,6 +24,7 @@ COMPILED = [
     "hpcgym/sim/job.py",
     "hpcgym/sim/nodes.py",
     "hpcgym/baselines/classic.py",
+    "hpcgym/baselines/profile.py",
 ]
 
 

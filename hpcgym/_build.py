@@ -18,6 +18,7 @@ COMPILED_MODULES = (
     "hpcgym.sim.job",
     "hpcgym.sim.nodes",
     "hpcgym.baselines.classic",
+    "hpcgym.baselines.profile",
 )
 
 _ROOT = Path(__file__).resolve().parent.parent

@@ -15,7 +15,9 @@ single-cluster platform, and is never resized. They plan with the runtime estima
   the queued jobs are re-placed in the order of their previous reservations (new jobs last, in
   submission order), each at its earliest slot: no reservation ever moves later as long as
   estimates bound run times, because every job placed before one occupies, from that job's old
-  start on, a subset of what it occupied before.
+  start on, a subset of what it occupied before. ``ConservativeReplan`` does exactly that;
+  ``ConservativeBackfill`` (registered as ``conservative``) gives the same schedule while
+  re-placing only the jobs whose reservation can change.
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ SCAN_FROM = 256
 """Short jobs (ending by the shadow time) above which EASY scans for them at all."""
 _COMPLETED = EventType.COMPLETED
 _KILLED = EventType.KILLED
+_REJECTED = EventType.REJECTED
+_TICK = EventType.TICK
+_WAKEUP = EventType.WAKEUP
 
 
 def _single_cluster(sim: Simulator, name: str) -> None:
@@ -353,12 +358,226 @@ _SEQ = itemgetter(1)
 class ConservativeBackfill(BaseScheduler):
     """Conservative backfilling: a reservation for every queued job.
 
+    Gives the schedule of ``ConservativeReplan`` (the module doc's definition: every pass
+    re-places every queued job, in the order of their reservations, at its earliest slot),
+    start for start, without re-placing the jobs whose reservation cannot change.
+
+    The profile of the last pass (running jobs' estimated ends and every reservation) is
+    kept. Re-placing the queued jobs in the order of their reservations gives job ``J``
+    (reserved at ``r``) exactly ``r`` again when the jobs before it kept theirs and the
+    running jobs' part of the profile from ``now`` on gained nothing: its old slot is still
+    free, and any earlier start it could take it could have taken then. So:
+
+    - When since the last pass jobs were only submitted, or ended at their estimated end (or
+      killed there), and no running job outlived its estimate, no reservation moves: the
+      pass advances the kept profile to ``now``, starts the jobs whose reservation is now
+      and places only the new jobs, in submission order. With exact estimates every pass is
+      such a pass.
+    - When jobs ended before their estimated end, the profile gains their nodes until then,
+      and a queued job can move up only into a window holding a time where more nodes are
+      free than in the last pass (the gain, or a slot a job moved away from, the *spans*).
+      Before its own reservation, the kept profile is exactly what the re-placement sees
+      at that job; on its own slot, enough nodes are free in any case (no reservation moves
+      later), so the job's new start is the earliest start before ``r`` from which its
+      nodes stay free until ``r`` (or its estimated end) in the kept profile. Only jobs no
+      larger than the most nodes free in the spans are searched, for starts before the
+      spans end.
+    - Anything else (a command from elsewhere, an overrun, a reconfiguration) re-plans
+      the whole queue as ``ConservativeReplan`` does.
+
+    Attributes:
+        reservations: Planned start of every queued job after the last pass (jobs started in
+            that pass are not in it).
+        replans: Passes that re-planned the whole queue.
+    """
+
+    name = "conservative"
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the previous episode's reservations."""
+        self.reservations: dict[int, float] = {}
+        self.replans = 0
+        self._profile: Profile | None = None
+        # Queued jobs by reservation: ``(start, submission seq, id, nodes, estimate)``.
+        self._order: list[tuple[float, int, int, int, float]] = []
+        self._seq = 0
+        # Estimated end and nodes of every running job; the ends as a heap (stale entries
+        # are skipped).
+        self._ends: dict[int, tuple[float, int]] = {}
+        self._end_heap: list[tuple[float, int]] = []
+
+    def schedule(self, sim: Simulator) -> None:
+        """Start the jobs whose reservation is now, move reservations up, place new jobs."""
+        _single_cluster(sim, self.name)
+        now = sim.now
+        new: list[Job] = []
+        early: list[tuple[float, int]] = []
+        profile = self._profile
+        if profile is None or self._follow(sim, now, new, early):
+            self._replan(sim, now)
+            return
+        profile.advance(now)
+        for end, size in early:
+            profile.release(end, size)
+        order = self._order
+        k = 0
+        due_nodes = 0
+        while k < len(order) and order[k][0] <= now:
+            if order[k][0] != now:
+                self._replan(sim, now)  # a reservation in the past: re-plan
+                return
+            due_nodes += order[k][3]
+            k += 1
+        if profile.free[0] != sim.pool.free[0] - due_nodes:
+            self._replan(sim, now)  # the kept profile disagrees with the machine: re-plan
+            return
+        reservations = self.reservations
+        for rec in order[:k]:
+            del reservations[rec[2]]
+            self._start(sim, rec[2], now + rec[4], rec[3])
+        del order[:k]
+        if early:
+            self._move_up(sim, now, [(now, end) for end, _ in early])
+        for job in new:
+            spec = job.spec
+            jid = spec.id
+            est = runtime_estimate(spec)
+            t = profile.earliest(spec.nodes, est)
+            if t == now:
+                self._start(sim, jid, now + est, spec.nodes)
+            else:
+                reservations[jid] = t
+                insort(order, (t, self._seq, jid, spec.nodes, est))
+                self._seq += 1
+            if t < math.inf:
+                profile.reserve(t, est, spec.nodes)
+
+    def _start(self, sim: Simulator, jid: int, end: float, nodes: int) -> None:
+        sim.start(jid)
+        self._ends[jid] = (end, nodes)
+        heapq.heappush(self._end_heap, (end, jid))
+
+    def _follow(
+        self, sim: Simulator, now: float, new: list[Job], early: list[tuple[float, int]]
+    ) -> bool:
+        """Read what happened: new jobs, jobs that ended early; whether to re-plan instead."""
+        ends = self._ends
+        for event, job in sim.happened:
+            if event is _SUBMITTED:
+                new.append(job)  # type: ignore[arg-type]
+            elif event is _COMPLETED or event is _KILLED:
+                known = ends.pop(job.spec.id, None)  # type: ignore[union-attr]
+                if known is None or known[0] < now:
+                    return True
+                if known[0] > now:
+                    early.append(known)
+            elif event is not _REJECTED and event is not _TICK and event is not _WAKEUP:
+                return True
+        end_heap = self._end_heap
+        while end_heap:
+            end, jid = end_heap[0]
+            known = ends.get(jid)
+            if known is not None and known[0] == end:
+                if end <= now:
+                    return True  # a running job outlived its estimate
+                break
+            heapq.heappop(end_heap)
+        # Something else started or removed jobs:
+        return len(ends) != len(sim.running) or len(self._order) + len(new) != len(sim.queue)
+
+    def _move_up(self, sim: Simulator, now: float, spans: list[tuple[float, float]]) -> None:
+        """Re-place the queued jobs, in order, after nodes came free early in ``spans``."""
+        profile = self._profile
+        assert profile is not None
+        order = self._order
+        reservations = self.reservations
+        most = profile.most_free(spans)
+        hi = max(b for _, b in spans)
+        moved: list[tuple[tuple[float, int, int, int, float], float]] = []
+        for rec in order[:]:
+            size = rec[3]
+            if size > most:
+                continue
+            r, est = rec[0], rec[4]
+            t = profile.earliest_before(size, est, r if r < hi else hi, r)
+            if t == math.inf:
+                continue
+            profile.unreserve(r, est, size)
+            profile.reserve(t, est, size)
+            moved.append((rec, t))
+            jid = rec[2]
+            if t == now:
+                del reservations[jid]
+                self._start(sim, jid, now + est, size)
+            else:
+                reservations[jid] = t
+            if r + est > hi:
+                hi = r + est
+            # An upper bound is enough: the search decides.
+            vacated = profile.most_free([(r, r + est)])
+            if vacated > most:
+                most = vacated
+        for rec, t in moved:
+            del order[bisect_left(order, rec)]
+            if t != now:
+                insort(order, (t, rec[1], rec[2], rec[3], rec[4]))
+
+    def _replan(self, sim: Simulator, now: float) -> None:
+        """``ConservativeReplan``'s pass; keeps its profile and reservations for the next."""
+        self.replans += 1
+        profile = Profile(
+            now,
+            sim.pool.free[0],
+            ((estimated_end(sim, j), j.size) for j in sim.running.values()),
+        )
+        old = self.reservations
+        order = sorted(
+            ((old.get(jid, math.inf), i, job) for i, (jid, job) in enumerate(sim.queue.items())),
+            key=lambda r: (r[0], r[1]),
+        )
+        new: dict[int, float] = {}
+        for _, _, job in order:
+            spec = job.spec
+            est = runtime_estimate(spec)
+            t = profile.earliest(spec.nodes, est)
+            if t == now:
+                sim.start(spec.id)
+            else:
+                new[spec.id] = t
+            if t < math.inf:
+                profile.reserve(t, est, spec.nodes)
+        self.reservations = new
+        self._profile = profile
+        queue = sim.queue
+        # Ties in the next passes' order go by queue position, as here.
+        self._order = sorted(
+            (new[jid], i, jid, j.spec.nodes, runtime_estimate(j.spec))
+            for i, (jid, j) in enumerate(queue.items())
+            if jid in new
+        )
+        self._seq = len(queue)
+        self._ends = ends = {jid: (estimated_end(sim, j), j.size) for jid, j in sim.running.items()}
+        self._end_heap = [(t, jid) for jid, (t, _) in ends.items()]
+        heapq.heapify(self._end_heap)
+
+
+class ConservativeReplan(BaseScheduler):
+    """Conservative backfilling re-planned from scratch at every decision point (the reference).
+
+    The definition of ``ConservativeBackfill``'s schedule, kept as its exactness oracle
+    (``tests/baselines/test_conservative_incremental.py``) and as the "before" of
+    ``benchmarks/conservative_speed.py``: each pass rebuilds the profile and re-places every
+    queued job, so its cost per pass grows with the queue (times the profile's steps).
+
     Attributes:
         reservations: Planned start of every queued job after the last pass (jobs started in
             that pass are not in it).
     """
 
-    name = "conservative"
+    name = "conservative-replan"
 
     def __init__(self) -> None:
         self.reset()

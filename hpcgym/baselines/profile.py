@@ -54,6 +54,15 @@ class Profile:
         steps = ", ".join(f"{t:g}:{f}" for t, f in zip(self.times, self.free, strict=True))
         return f"Profile({steps})"
 
+    def advance(self, now: float) -> None:
+        """Start the profile at ``now`` (at or after its start): drop the steps over by then."""
+        times = self.times
+        k = bisect.bisect_right(times, now) - 1
+        if k > 0:
+            del times[:k]
+            del self.free[:k]
+        times[0] = now
+
     def free_at(self, t: float) -> int:
         """Nodes free at time ``t`` (``t`` at or after the profile's start)."""
         return self.free[bisect.bisect_right(self.times, t) - 1]
@@ -96,9 +105,71 @@ class Profile:
         """Take ``size`` nodes on ``[start, start + duration)`` (``start`` in the profile)."""
         if duration <= 0 or size <= 0:
             return
-        end = start + duration
+        self._add(start, start + duration, -size)
+
+    def unreserve(self, start: float, duration: float, size: int) -> None:
+        """Give back what ``reserve(start, duration, size)`` took."""
+        if duration <= 0 or size <= 0:
+            return
+        self._add(start, start + duration, size)
+
+    def release(self, end: float, size: int) -> None:
+        """``size`` more nodes free from the profile's start until ``end``.
+
+        A running job that ended before its estimated end ``end`` gives its nodes back early.
+        """
+        if size > 0 and end > self.times[0]:
+            self._add(self.times[0], end, size)
+
+    def _add(self, start: float, end: float, delta: int) -> None:
+        """``delta`` more free nodes on ``[start, end)``; steps made equal to their left merge."""
         i = self._split(start)
-        j = self._split(end) if math.isfinite(end) else len(self.times)
-        free = self.free
+        times, free = self.times, self.free
+        j = self._split(end) if math.isfinite(end) else len(times)
         for k in range(i, j):
-            free[k] -= size
+            free[k] += delta
+        if j < len(times) and free[j] == free[j - 1]:
+            del times[j]
+            del free[j]
+        if i > 0 and free[i] == free[i - 1]:
+            del times[i]
+            del free[i]
+
+    def earliest_before(self, size: int, duration: float, until: float, horizon: float) -> float:
+        """``earliest`` among step starts before ``until``, with windows cut at ``horizon``.
+
+        The earliest step start ``t < until`` from which ``size`` nodes stay free until
+        ``min(t + duration, horizon)``; ``inf`` if there is none.
+        """
+        times, free = self.times, self.free
+        n = len(times)
+        i = 0
+        while i < n and times[i] < until:
+            if free[i] < size:
+                i += 1
+                continue
+            end = times[i] + duration
+            if end > horizon:
+                end = horizon
+            j = i + 1
+            while j < n and times[j] < end:
+                if free[j] < size:
+                    break
+                j += 1
+            else:
+                return times[i]
+            i = j + 1
+        return math.inf
+
+    def most_free(self, spans: list[tuple[float, float]]) -> int:
+        """The most nodes free at any time of the ``(start, end)`` spans (0 if all empty)."""
+        times, free = self.times, self.free
+        n = len(times)
+        best = 0
+        for a, b in spans:
+            i = bisect.bisect_right(times, a) - 1 if a > times[0] else 0
+            while i < n and times[i] < b:
+                if free[i] > best:
+                    best = free[i]
+                i += 1
+        return best
