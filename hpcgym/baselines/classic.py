@@ -528,27 +528,7 @@ class ConservativeBackfill(BaseScheduler):
     def _replan(self, sim: Simulator, now: float) -> None:
         """``ConservativeReplan``'s pass; keeps its profile and reservations for the next."""
         self.replans += 1
-        profile = Profile(
-            now,
-            sim.pool.free[0],
-            ((estimated_end(sim, j), j.size) for j in sim.running.values()),
-        )
-        old = self.reservations
-        order = sorted(
-            ((old.get(jid, math.inf), i, job) for i, (jid, job) in enumerate(sim.queue.items())),
-            key=lambda r: (r[0], r[1]),
-        )
-        new: dict[int, float] = {}
-        for _, _, job in order:
-            spec = job.spec
-            est = runtime_estimate(spec)
-            t = profile.earliest(spec.nodes, est)
-            if t == now:
-                sim.start(spec.id)
-            else:
-                new[spec.id] = t
-            if t < math.inf:
-                profile.reserve(t, est, spec.nodes)
+        profile, new = replan(sim, now, self.reservations)
         self.reservations = new
         self._profile = profile
         queue = sim.queue
@@ -562,6 +542,41 @@ class ConservativeBackfill(BaseScheduler):
         self._ends = ends = {jid: (estimated_end(sim, j), j.size) for jid, j in sim.running.items()}
         self._end_heap = [(t, jid) for jid, (t, _) in ends.items()]
         heapq.heapify(self._end_heap)
+
+
+def replan(
+    sim: Simulator, now: float, reservations: dict[int, float]
+) -> tuple[Profile, dict[int, float]]:
+    """Conservative backfilling's full pass: every queued job re-placed at its earliest slot.
+
+    Jobs go in the order of their previous reservations (``reservations``; new jobs last, ties
+    by queue position); a job whose slot is ``now`` starts. Returns the profile with every
+    reservation in it and the planned start of each job still queued.
+    """
+    profile = Profile(
+        now,
+        sim.pool.free[0],
+        ((estimated_end(sim, j), j.size) for j in sim.running.values()),
+    )
+    order = sorted(
+        (
+            (reservations.get(jid, math.inf), i, job)
+            for i, (jid, job) in enumerate(sim.queue.items())
+        ),
+        key=lambda r: (r[0], r[1]),
+    )
+    new: dict[int, float] = {}
+    for _, _, job in order:
+        spec = job.spec
+        est = runtime_estimate(spec)
+        t = profile.earliest(spec.nodes, est)
+        if t == now:
+            sim.start(spec.id)
+        else:
+            new[spec.id] = t
+        if t < math.inf:
+            profile.reserve(t, est, spec.nodes)
+    return profile, new
 
 
 class ConservativeReplan(BaseScheduler):
@@ -590,25 +605,4 @@ class ConservativeReplan(BaseScheduler):
         """Re-place every queued job at its earliest slot and start those planned for now."""
         _single_cluster(sim, self.name)
         now = sim.now
-        profile = Profile(
-            now,
-            sim.pool.free[0],
-            ((estimated_end(sim, j), j.size) for j in sim.running.values()),
-        )
-        old = self.reservations
-        order = sorted(
-            ((old.get(jid, math.inf), i, job) for i, (jid, job) in enumerate(sim.queue.items())),
-            key=lambda r: (r[0], r[1]),
-        )
-        new: dict[int, float] = {}
-        for _, _, job in order:
-            spec = job.spec
-            est = runtime_estimate(spec)
-            t = profile.earliest(spec.nodes, est)
-            if t == now:
-                sim.start(spec.id)
-            else:
-                new[spec.id] = t
-            if t < math.inf:
-                profile.reserve(t, est, spec.nodes)
-        self.reservations = new
+        self.reservations = replan(sim, now, self.reservations)[1]
