@@ -72,24 +72,7 @@ class Profile:
 
         Returns ``inf`` if that never happens (``size`` larger than the last step's nodes).
         """
-        times, free = self.times, self.free
-        n = len(times)
-        i = 0
-        while i < n:
-            if free[i] < size:
-                i += 1
-                continue
-            end = times[i] + duration
-            j = i + 1
-            while j < n and times[j] < end:
-                if free[j] < size:
-                    break
-                j += 1
-            else:
-                return times[i]
-            # Step j lacks nodes, and every start up to times[j] overlaps it.
-            i = j + 1
-        return math.inf
+        return self.earliest_before(size, duration, math.inf, math.inf)
 
     def _split(self, t: float) -> int:
         """Index of the step starting at ``t``, inserting a breakpoint if needed."""

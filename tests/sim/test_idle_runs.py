@@ -80,6 +80,18 @@ class ScanRuns(IdleRuns):
         pass
 
 
+def drain(sim: Any) -> None:
+    """Let the episode end: with nothing running, resume and start what nothing else will."""
+    if not sim.running:
+        for job in list(sim.suspended.values()):
+            with contextlib.suppress(CommandError):
+                sim.resume(job.id)
+        for job in list(sim.queue.values()):
+            if job.state is JobState.QUEUED:
+                with contextlib.suppress(CommandError):
+                    sim.start(job.id, job.spec.min_nodes)
+
+
 def wide_world(rng: random.Random) -> tuple[Platform, list[JobSpec]]:
     widths = [rng.randint(200, 3000) for _ in range(rng.randint(1, 3))]
     jobs = []
@@ -170,15 +182,7 @@ def episode(seed: int, oracle: bool, check: Any = None) -> tuple[list[Any], Any]
             act(rng, sim)
             if check is not None:
                 check(sim)
-        # Let the episode end: bring in and resume what nothing else will.
-        if not sim.running:
-            for job in list(sim.suspended.values()):
-                with contextlib.suppress(CommandError):
-                    sim.resume(job.id)
-            for job in list(sim.queue.values()):
-                if job.state is JobState.QUEUED:
-                    with contextlib.suppress(CommandError):
-                        sim.start(job.id, job.spec.min_nodes)
+        drain(sim)
         seen.append([(j.id, j.nodes.tolist()) for j in sim.running.values()])
     return seen, sim.result().jobs
 
@@ -284,14 +288,7 @@ def lazy_episode(seed: int, eager: bool) -> tuple[list[Any], Any]:
         for _ in range(rng.randint(0, 4)):
             act(rng, sim)
             maybe_read()
-        if not sim.running:
-            for job in list(sim.suspended.values()):
-                with contextlib.suppress(CommandError):
-                    sim.resume(job.id)
-            for job in list(sim.queue.values()):
-                if job.state is JobState.QUEUED:
-                    with contextlib.suppress(CommandError):
-                        sim.start(job.id, job.spec.min_nodes)
+        drain(sim)
         if look.random() < 0.3:  # else the ids of multi-run starts may stay unbuilt to the end
             seen.append([(j.id, j.nodes.tolist()) for j in sim.running.values()])
     assert not sim.pool.lazy  # every holding ended gave its entry back
