@@ -66,7 +66,9 @@ LOAD = 0.85
 """Offered load every synthetic shape is scaled to (Lublin's own is 0.73 to 0.87)."""
 FAT_NODES, FAT_CORES = 64, 64
 """The fat-node machine: 64 nodes of 64 cores."""
-RUNS = ("engine fcfs", "bare fcfs", "engine easy", "bare easy")
+RUNS = ("engine fcfs", "bare fcfs", "engine easy", "bare easy", "loop fcfs", "loop easy")
+"""``engine``: ``Simulator.run`` (the C batch core, result table included); ``loop``: the event
+loop stepped by hand (what the env and every other scheduler run); ``bare``: the bare loops."""
 CACHE_VERSION = 2
 """Bump when a shape's recipe changes (cached files are keyed by it)."""
 
@@ -325,10 +327,7 @@ def run_end_to_end(path: str, allocation: str) -> None:
     c1 = time.process_time()
     sim = Simulator(w.platform, w.jobs)
     c2 = time.process_time()
-    schedule = make("easy").schedule
-    advance = sim.advance
-    while advance():
-        schedule(sim)
+    sim.run(make("easy"))
     c3 = time.process_time()
     done = sum(1 for j in sim.jobs.values() if j.end_time == j.end_time)
     print(f"read={c1 - c0} simulator={c2 - c1} easy={c3 - c2} jobs={len(w)} ended={done}")
@@ -375,29 +374,41 @@ def _status_kb(field: str) -> int:
 
 
 def run_engine(
-    d: dict[str, np.ndarray], name: str, reset_peak: bool = False, setup: list | None = None
+    d: dict[str, np.ndarray],
+    name: str,
+    reset_peak: bool = False,
+    setup: list | None = None,
+    loop: bool = False,
 ) -> tuple[np.ndarray, float, float]:
-    """``make(name)`` on the bare ``Simulator``: starts, CPU and wall seconds of the loop.
+    """``make(name)`` on a ``Simulator``: starts, CPU and wall seconds of the run.
 
-    ``reset_peak``: reset the process's peak RSS just before the loop (a child's own run).
+    ``loop``: step the event loop by hand (``advance`` then ``schedule``, the result table not
+    built), instead of ``sim.run``, which takes the C batch core and builds the result table.
+    ``reset_peak``: reset the process's peak RSS just before the run (a child's own run).
     ``setup``: appended with the CPU seconds of building the ``JobSpec``s and the simulator.
     """
     from hpcgym.baselines import make
-    from hpcgym.sim import Simulator
+    from hpcgym.sim import Simulator, batch
 
     total, cores = (int(x) for x in d["machine"])
     c0 = time.process_time()
     sim = Simulator(Platform.single(total, cores), job_specs(d))
     if setup is not None:
         setup.append(time.process_time() - c0)
-    schedule = make(name).schedule
+    scheduler = make(name)
+    schedule = scheduler.schedule
     advance = sim.advance
     if reset_peak:
         _peak_reset()
     t0, c0 = time.perf_counter(), time.process_time()
-    while advance():
-        schedule(sim)
+    if loop:
+        while advance():
+            schedule(sim)
+    else:
+        sim.run(scheduler)
     cpu, wall = time.process_time() - c0, time.perf_counter() - t0
+    if not loop and batch.available() and sim._final_columns is None:
+        raise SystemExit(f"{name}: Simulator.run did not take the batch core (is it built?)")
     jobs = sim.jobs
     return np.array([jobs[i].start_time for i in d["id"].tolist()]), cpu, wall
 
@@ -424,8 +435,8 @@ def measure(path: str, run: str) -> dict:
     kind, name = run.split()
     rss_before = _status_kb("VmRSS")
     setup: list[float] = []
-    if kind == "engine":
-        starts, cpu, wall = run_engine(d, name, True, setup)
+    if kind in ("engine", "loop"):
+        starts, cpu, wall = run_engine(d, name, True, setup, loop=kind == "loop")
     else:
         starts, cpu, wall = run_bare(d, name, True)
     return {
@@ -471,9 +482,9 @@ def table(rows: list[dict]) -> list[str]:
     out = [
         "| shape | jobs | units (kind) | load | peak queue (EASY) "
         "| FCFS jobs/s | FCFS engine/bare CPU | EASY jobs/s | EASY engine/bare CPU "
-        "| engine CPU s (FCFS, EASY) | bare CPU s (FCFS, EASY) | peak RSS MB (engine EASY, bare) "
-        "| jobs + simulator built, CPU s |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| engine CPU s (FCFS, EASY) | bare CPU s (FCFS, EASY) | event loop/bare CPU (FCFS, EASY) "
+        "| peak RSS MB (engine EASY, bare) | jobs + simulator built, CPU s |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         c = r["cpu"]
@@ -486,6 +497,7 @@ def table(rows: list[dict]) -> list[str]:
             f"| {n / c['engine easy']:,.0f} | {c['engine easy'] / c['bare easy']:.2f}x "
             f"| {c['engine fcfs']:.2f}, {c['engine easy']:.2f} "
             f"| {c['bare fcfs']:.2f}, {c['bare easy']:.2f} "
+            f"| {c['loop fcfs'] / c['bare fcfs']:.2f}x, {c['loop easy'] / c['bare easy']:.2f}x "
             f"| {r['rss']['engine easy']:,.0f}, {r['rss']['bare easy']:,.0f} "
             f"| {r['setup']:.2f} |"
         )
@@ -521,7 +533,28 @@ def summary(rows: list[dict]) -> list[str]:
         f"{cost_ratio(rows, nodes, 'engine fcfs')}, EASY {cost_ratio(rows, nodes, 'engine easy')}"
         f" (bare loops: {cost_ratio(rows, nodes, 'bare fcfs')}, "
         f"{cost_ratio(rows, nodes, 'bare easy')}).",
+        "",
+        "The event loop (what the env and every other scheduler run) against the same bare "
+        f"loops: {loop_note(rows)}.",
     ]
+
+
+def loop_note(rows: list[dict]) -> str:
+    """The event loop's ratios to the bare loops: how many runs are 2x faster, the range."""
+    ratios = [
+        (r["cpu"][f"loop {name}"] / r["cpu"][f"bare {name}"], r["key"], name)
+        for r in rows
+        for name in ("fcfs", "easy")
+    ]
+    fast = sum(1 for x, _, _ in ratios if x <= 0.5)
+    lo, hi = min(ratios), max(ratios)
+    return (
+        f"{fast} of {len(ratios)} runs at most 0.5x; from {lo[0]:.2f}x ({lo[1]} "
+        f"{lo[2].upper()}) to {hi[0]:.2f}x ({hi[1]} {hi[2].upper()}); cost per job from 256 "
+        "to 100,000 nodes: FCFS "
+        f"{cost_ratio(rows, ['lublin-10k', 'nodes-100k'], 'loop fcfs')}, EASY "
+        f"{cost_ratio(rows, ['lublin-10k', 'nodes-100k'], 'loop easy')}"
+    )
 
 
 def plot(rows: list[dict], path: Path) -> None:
@@ -542,6 +575,8 @@ def plot(rows: list[dict], path: Path) -> None:
         "engine easy": ("tab:red", "s", "-"),
         "bare fcfs": ("tab:blue", "o", "--"),
         "bare easy": ("tab:red", "s", "--"),
+        "loop fcfs": ("tab:blue", "o", ":"),
+        "loop easy": ("tab:red", "s", ":"),
     }
     by_key = {r["key"]: r for r in rows}
     for ax, (sweep, label, x_of) in zip(axes, sweeps, strict=True):
@@ -591,25 +626,28 @@ def swf_section(rows: list[dict], args: argparse.Namespace) -> str:
         f"{np.__version__}, {build_note()}; 2 CPUs shared with other work (load average "
         f"{os.getloadavg()[0]:.1f} when written).",
         "",
-        "- *Loop*: the decision loop alone, in a child process of its own (as in `## Scale`);",
-        "  the bare loops' starts equal the engine's, job for job (a mismatch fails the run).",
+        "- *Engine*, *event loop*: as in `## Scale` (`sim.run`, the batch core; the loop stepped",
+        "  by hand), each in a child process of its own; the bare loops' starts equal both, job",
+        "  for job (a mismatch fails the run).",
         "- *Parse, build*: best of 3 CPU seconds of `read_swf` on the file and of",
         "  `trace_to_workload` on its records (every `JobSpec`, the checks, the `Workload`).",
         "- *Whole process*: `python benchmarks/scale.py --end-to-end FILE --allocation node` in a",
-        "  fresh process (interpreter start, imports, reading, building the simulator, EASY to the",
-        "  end); CPU, wall and peak RSS from the operating system (`wait4`).",
+        "  fresh process (interpreter start, imports, reading, building the simulator,",
+        '  `sim.run(make("easy"))` to the end); CPU, wall and peak RSS from the operating',
+        "  system (`wait4`).",
         "",
-        "| shape | jobs | SWF MB | load (nodes) | peak queue (EASY) | EASY loop CPU s "
-        "| bare EASY CPU s | engine/bare | loop peak RSS MB | parse CPU s | build CPU s "
-        "| build/parse | whole process: CPU s, wall s, peak RSS MB |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| shape | jobs | SWF MB | load (nodes) | peak queue (EASY) | EASY engine CPU s "
+        "| bare EASY CPU s | engine/bare | EASY event loop CPU s | engine peak RSS MB "
+        "| parse CPU s | build CPU s | build/parse | whole process: CPU s, wall s, peak RSS MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
         c, conv, e2e = r["cpu"], r["convert"], r["e2e"]
         lines.append(
             f"| {r['key']} | {r['jobs']:,} | {r['file_mb']:.0f} | {r['load']:.2f} "
             f"| {r['queue']:,} | {c['engine easy']:.1f} | {c['bare easy']:.1f} "
-            f"| {c['engine easy'] / c['bare easy']:.2f}x | {r['rss']['engine easy']:,.0f} "
+            f"| {c['engine easy'] / c['bare easy']:.2f}x | {c['loop easy']:.1f} "
+            f"| {r['rss']['engine easy']:,.0f} "
             f"| {conv['parse']:.2f} | {conv['build']:.2f} | {conv['build'] / conv['parse']:.2f}x "
             f"| {e2e['cpu']:.1f}, {e2e['wall']:.1f}, {e2e['rss_mb']:,.0f} |"
         )
@@ -620,7 +658,8 @@ def swf_section(rows: list[dict], args: argparse.Namespace) -> str:
         f"Whole process of `{r['key']}`, CPU seconds by phase: reading and building the jobs "
         f"{e2e['read']:.1f}, building the simulator {e2e['simulator']:.1f}, EASY "
         f"{e2e['easy']:.1f} ({int(e2e['ended']):,} of {int(e2e['jobs']):,} jobs ended); "
-        f"FCFS loop {r['cpu']['engine fcfs']:.1f} s (bare {r['cpu']['bare fcfs']:.1f} s).",
+        f"FCFS {r['cpu']['engine fcfs']:.1f} s (event loop {r['cpu']['loop fcfs']:.1f} s, bare "
+        f"{r['cpu']['bare fcfs']:.1f} s).",
         "",
     ]
     return "\n".join(lines)
@@ -663,12 +702,17 @@ def main() -> None:
                 if run not in best or got["cpu"] < best[run]["cpu"]:
                     best[run] = got
         for name in ("fcfs", "easy"):
-            msg = mismatch(
-                key, name, d["id"], best[f"engine {name}"]["starts"], best[f"bare {name}"]["starts"]
-            )
-            if msg:
-                print("!" * 20, msg, file=sys.stderr)
-                problems.append(msg)
+            for kind in ("engine", "loop"):
+                msg = mismatch(
+                    f"{key} ({kind})",
+                    name,
+                    d["id"],
+                    best[f"{kind} {name}"]["starts"],
+                    best[f"bare {name}"]["starts"],
+                )
+                if msg:
+                    print("!" * 20, msg, file=sys.stderr)
+                    problems.append(msg)
         row = {
             "key": key,
             "what": shape.what,
@@ -727,15 +771,18 @@ def main() -> None:
             "`python benchmarks/scale.py --write"
             + (f" --max-jobs {args.max_jobs}" if args.max_jobs else "")
             + (f" --repeat {args.repeat}" if args.repeat > 1 else "")
-            + '`: `make("fcfs")` and `make("easy")` on the bare `Simulator` against the',
+            + '`: `make("fcfs")` and `make("easy")` on a `Simulator` against the',
             "plain-Python bare loops of `benchmarks/bare_loops.py` (a heap of ends, a free-unit",
             "counter, a list queue; EASY rescans the queue at each pass), each run in a child",
-            "process of its own, interleaved shape by shape. CPU seconds of the decision loop",
-            "only (building the jobs and the simulator is not counted);"
+            "process of its own, interleaved shape by shape. *Engine*: `sim.run(make(name))`,",
+            "which a run of rigid jobs sends to the C batch core (`hpcgym.sim.batch`), the result",
+            "table included; *event loop*: `advance` and `schedule` stepped by hand, as the env",
+            "and every other scheduler run (no result table). CPU seconds of the run only",
+            "(building the jobs and the simulator is not counted, its own column);"
             + (f" best of {args.repeat};" if args.repeat > 1 else ""),
             "peak RSS is the child's high-water mark during the run (the jobs and the imports",
-            "included). The engine's start times equal the bare loops' on every shape, job for",
-            "job (checked on every run; a mismatch fails the script).",
+            "included). The engine's and the event loop's start times equal the bare loops' on",
+            "every shape, job for job (checked on every run; a mismatch fails the script).",
             f"Machine: {platform.machine()}, Python {platform.python_version()}, numpy "
             f"{np.__version__}, {build_note()}; 2 CPUs shared with other work (load average "
             f"{os.getloadavg()[0]:.1f} when written, {elapsed / 60:.0f} min for the run).",
@@ -747,13 +794,14 @@ def main() -> None:
             ),
             "",
             "Units: every size the engine sees is in *units*, the nodes of its `Platform`. "
-            "Today the SWF conversion (`workloads/convert.py`) rounds each job up to whole "
-            "nodes of `MaxProcs / MaxNodes` processors (issue 20, item 4): `processor` rows have "
-            "one processor per node, so nothing is rounded; `node of k cores` rows are rounded "
-            "up, and the load column gives the offered load in those units with the extra "
-            "core-seconds the rounding adds in parentheses. The bare loops count the same units "
-            "as the engine on each shape. Synthetic shapes are scaled to offered load "
-            f"{LOAD} in processors; `fat64-nodes` is `fat64-cores` rounded up to 64-core nodes.",
+            "The SWF conversion (`workloads/convert.py`) counts processors by default "
+            '(`allocation="processor"`) and rounds jobs up to whole nodes on request: '
+            "`processor` rows have one processor per node, so nothing is rounded; `node of k "
+            "cores` rows are rounded up, and the load column gives the offered load in those "
+            "units with the extra core-seconds the rounding adds in parentheses. The bare loops "
+            "count the same units as the engine on each shape. Synthetic shapes are scaled to "
+            f"offered load {LOAD} in processors; `fat64-nodes` is `fat64-cores` rounded up to "
+            "64-core nodes.",
             "",
             *table(rows),
             "",

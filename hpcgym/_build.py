@@ -19,7 +19,11 @@ COMPILED_MODULES = (
     "hpcgym.sim.nodes",
     "hpcgym.baselines.classic",
     "hpcgym.baselines.profile",
+    "hpcgym.sim.batch",
 )
+
+NATIVE_MODULES = {"hpcgym.sim._batchcore": "hpcgym/sim/_batchcore.c"}
+"""C extensions written in C (not by mypyc), by module, with their source file."""
 
 _ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,6 +34,13 @@ def compiled() -> dict[str, bool]:
     for name in COMPILED_MODULES:
         path = getattr(importlib.import_module(name), "__file__", None) or ""
         out[name] = not path.endswith(".py")
+    for name in NATIVE_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            out[name] = False
+        else:
+            out[name] = True
     return out
 
 
@@ -40,10 +51,11 @@ def stale_extensions(root: Path = _ROOT) -> list[str]:
     package is built again.
     """
     stale = []
-    for name in COMPILED_MODULES:
-        source = root.joinpath(*name.split(".")).with_suffix(".py")
+    sources = {n: root.joinpath(*n.split(".")).with_suffix(".py") for n in COMPILED_MODULES}
+    sources.update({name: root / path for name, path in NATIVE_MODULES.items()})
+    for name, source in sources.items():
         for suffix in EXTENSION_SUFFIXES:
-            ext = source.with_suffix(suffix)
+            ext = source.with_name(name.rsplit(".", 1)[1] + suffix)
             if ext.exists() and source.exists() and source.stat().st_mtime > ext.stat().st_mtime:
                 stale.append(name)
                 break

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from hpcgym.sim import JobSpec, Platform, SimConfig, SimResult, Simulator
+from hpcgym.sim.batch import run_batch
 from hpcgym.sim.planning import (
     OVERRUN_GRACE,
     estimated_end,
@@ -49,8 +50,14 @@ class BaseScheduler:
         """Forget everything about the previous episode."""
 
     def run(self, sim: Simulator) -> None:
-        """Drive ``sim`` to its end with this scheduler (``sim.result()`` has the metrics)."""
+        """Drive ``sim`` to its end with this scheduler (``sim.result()`` has the metrics).
+
+        FCFS and EASY on rigid jobs run in the C batch core, with the same result
+        (``hpcgym.sim.batch``).
+        """
         self.reset()
+        if run_batch(sim, self) is not None:
+            return
         schedule = self.schedule
         while sim.advance():
             schedule(sim)

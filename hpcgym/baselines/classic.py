@@ -27,7 +27,7 @@ import math
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable
 from operator import itemgetter
-from typing import Any
+from typing import Any, ClassVar
 
 from hpcgym.baselines.base import (
     OVERRUN_GRACE,
@@ -38,6 +38,8 @@ from hpcgym.baselines.base import (
 from hpcgym.baselines.profile import Profile, shadow
 from hpcgym.errors import SpecError
 from hpcgym.sim import EventType, Job, Simulator
+from hpcgym.sim.batch import EASY as BATCH_EASY
+from hpcgym.sim.batch import FCFS as BATCH_FCFS
 
 _SUBMITTED = EventType.SUBMITTED
 SCAN_STEPS = 64
@@ -66,6 +68,8 @@ class FCFS(BaseScheduler):
     """First come, first served, without backfilling."""
 
     name = "fcfs"
+    batch_policy: ClassVar[int] = BATCH_FCFS
+    """Runs of rigid jobs go to the C batch core (``hpcgym.sim.batch``)."""
 
     def schedule(self, sim: Simulator) -> None:
         """Start queued jobs in submission order until one does not fit."""
@@ -139,6 +143,8 @@ class EasyBackfill(BaseScheduler):
     """
 
     name = "easy"
+    batch_policy: ClassVar[int] = BATCH_EASY
+    """Runs of rigid jobs go to the C batch core (``hpcgym.sim.batch``)."""
 
     def __init__(self) -> None:
         self.reset()
@@ -162,7 +168,11 @@ class EasyBackfill(BaseScheduler):
         queue, by_est, ends, key = self._queue, self._by_est, self._ends, self._key
         full = False
         for event, job in sim.happened:
-            spec = job.spec  # type: ignore[union-attr]
+            if job is None:
+                # A tick or a wake-up: nothing to follow, but time moved; check every job.
+                full = True
+                continue
+            spec = job.spec
             if event is _SUBMITTED:
                 w = spec.walltime
                 est = spec.work if w is None else w

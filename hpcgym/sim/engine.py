@@ -43,6 +43,7 @@ _COMPLETED = JobState.COMPLETED
 _KILLED = JobState.KILLED
 _REJECTED = JobState.REJECTED
 _K_EVOLVING = JobKind.EVOLVING
+_K_RIGID = JobKind.RIGID
 _ANY = SizeRule.ANY
 _E_SUBMITTED = EventType.SUBMITTED
 _E_COMPLETED = EventType.COMPLETED
@@ -112,17 +113,23 @@ class EngineCore:
                     raise SpecError(f"job id {s.id} appears twice; job ids must be unique")
                 seen.add(s.id)
         largest = self._largest
+        plain = True
         for job in order:
             s = job.spec
+            need, mem, kind = s.cpu_need, s.mem, s.kind
             # The usual job (whole nodes, any size) needs no call to know it can fit.
             if (
                 s.min_nodes > largest
-                or s.cpu_need != 1.0
-                or s.mem > 1.0
-                or s.kind is _K_EVOLVING
+                or need != 1.0
+                or mem > 1.0
+                or kind is _K_EVOLVING
                 or s.size_rule is not _ANY
             ):
                 job._fits = self._can_ever_fit(s)
+            if kind is not _K_RIGID or need != 1.0 or mem != 0.0:
+                plain = False
+        self._plain_rigid = plain
+        """Every job rigid, on whole nodes, without memory (``hpcgym.sim.batch``)."""
         self._sub_times = [s.submit for s in specs]
         self._next_sub = 0
         self._head = 0
@@ -166,6 +173,8 @@ class EngineCore:
         """CPU-seconds the workload needs at requested sizes (DFRS's normalization)."""
         if self.config.tick is not None and specs:
             self._push(specs[0].submit + self.config.tick, _TICK, None, 0)
+        self._final_columns: dict[str, np.ndarray] | None = None
+        """The per-job table a batch run (``hpcgym.sim.batch``) left; ``None`` otherwise."""
         self._make_views()
 
     def _make_views(self) -> None:
@@ -307,8 +316,13 @@ class EngineCore:
 
     def result(self) -> SimResult:
         """Per-job table and episode summary (see ``hpcgym.sim.metrics``)."""
-        from hpcgym.sim.metrics import collect
+        from hpcgym.sim.metrics import SimResult, collect, summarize
 
+        final = self._final_columns
+        if final is not None:
+            # A batch run's table, kept: the state cannot change after the end.
+            columns = {k: v.copy() for k, v in final.items()}
+            return SimResult(columns, summarize(self, columns))
         return collect(self)
 
     # ----------------------------------------------------------------------------- loop

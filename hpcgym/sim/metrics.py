@@ -96,13 +96,43 @@ def progress_work(job: Job) -> float:
 def job_columns(sim: EngineCore) -> dict[str, np.ndarray]:
     """The per-job metrics of ``sim`` as numpy arrays, in submission order."""
     jobs = list(sim.jobs.values())
-    tau = sim.config.bsld_tau
-    submit = np.array([j.spec.submit for j in jobs], dtype=float)
-    start = np.array([j.start_time for j in jobs], dtype=float)
+    return derive_columns(
+        {
+            "id": np.array([j.spec.id for j in jobs], dtype=np.int64),
+            "kind": np.array([_KIND_VALUES[j.spec.kind] for j in jobs], dtype=object),
+            "state": np.array([_STATE_VALUES[j.state] for j in jobs], dtype=object),
+            "submit": np.array([j.spec.submit for j in jobs], dtype=float),
+            "start": np.array([j.start_time for j in jobs], dtype=float),
+            "end": np.array([j.end_time for j in jobs], dtype=float),
+            "requested_nodes": np.array([j.spec.nodes for j in jobs], dtype=np.int64),
+            "max_nodes_held": np.array([j.max_size for j in jobs], dtype=np.int64),
+            "work": np.array([j.spec.work for j in jobs], dtype=float),
+            "waste": np.array([j.waste for j in jobs], dtype=float),
+            "reconfigurations": np.array([j.reconfigurations for j in jobs], dtype=np.int64),
+            "preemptions": np.array([j.preemptions for j in jobs], dtype=np.int64),
+            "migrations": np.array([j.migrations for j in jobs], dtype=np.int64),
+            "lost_work": np.array(
+                [progress_work(j) if j.state is _KILLED else 0.0 for j in jobs], dtype=float
+            ),
+        },
+        sim.config.bsld_tau,
+    )
+
+
+def derive_columns(base: dict[str, np.ndarray], tau: float) -> dict[str, np.ndarray]:
+    """The per-job table from the jobs' own columns.
+
+    ``base`` has ``job_columns``'s keys but the durations and ratios, and ``end`` as
+    ``Job.end_time`` gives it (a rejection time included).
+
+    The batch core (``hpcgym.sim.batch``) builds those columns from its arrays and calls this,
+    so both paths compute every duration and ratio with the same expressions.
+    """
+    submit, start = base["submit"], base["start"]
     started = ~np.isnan(start)
     # A job that never started (rejected) has no times at all, so it cannot stretch makespan.
-    end = np.where(started, np.array([j.end_time for j in jobs], dtype=float), np.nan)
-    work = np.array([j.spec.work for j in jobs], dtype=float)
+    end = np.where(started, base["end"], np.nan)
+    work = base["work"]
     wait = start - submit
     response = end - submit
     run = end - start
@@ -116,26 +146,24 @@ def job_columns(sim: EngineCore) -> dict[str, np.ndarray]:
     for col in ratios.values():
         col[~started] = np.nan
     return {
-        "id": np.array([j.spec.id for j in jobs], dtype=np.int64),
-        "kind": np.array([_KIND_VALUES[j.spec.kind] for j in jobs], dtype=object),
-        "state": np.array([_STATE_VALUES[j.state] for j in jobs], dtype=object),
+        "id": base["id"],
+        "kind": base["kind"],
+        "state": base["state"],
         "submit": submit,
         "start": start,
         "end": end,
-        "requested_nodes": np.array([j.spec.nodes for j in jobs], dtype=np.int64),
-        "max_nodes_held": np.array([j.max_size for j in jobs], dtype=np.int64),
+        "requested_nodes": base["requested_nodes"],
+        "max_nodes_held": base["max_nodes_held"],
         "work": work,
         "wait": wait,
         "response": response,
         "run": run,
         **ratios,
-        "waste": np.array([j.waste for j in jobs], dtype=float),
-        "reconfigurations": np.array([j.reconfigurations for j in jobs], dtype=np.int64),
-        "preemptions": np.array([j.preemptions for j in jobs], dtype=np.int64),
-        "migrations": np.array([j.migrations for j in jobs], dtype=np.int64),
-        "lost_work": np.array(
-            [progress_work(j) if j.state is _KILLED else 0.0 for j in jobs], dtype=float
-        ),
+        "waste": base["waste"],
+        "reconfigurations": base["reconfigurations"],
+        "preemptions": base["preemptions"],
+        "migrations": base["migrations"],
+        "lost_work": base["lost_work"],
     }
 
 

@@ -15,6 +15,7 @@ from mypy_extensions import mypyc_attr
 from numpy.typing import ArrayLike
 
 from hpcgym.errors import CapacityError, CommandError, JobStateError, SizeError
+from hpcgym.sim.batch import run_batch
 from hpcgym.sim.engine import EngineCore, Scheduler
 from hpcgym.sim.events import PHASE_END as _PHASE_END
 from hpcgym.sim.events import WAKEUP as _WAKEUP
@@ -138,7 +139,14 @@ class Simulator(EngineCore):
     """
 
     def run(self, scheduler: Scheduler) -> SimResult:
-        """Alternate ``advance`` and ``scheduler.schedule`` until every job has ended."""
+        """Alternate ``advance`` and ``scheduler.schedule`` until every job has ended.
+
+        A run of FCFS or EASY on rigid jobs goes to the C batch core instead, with the same
+        result (``hpcgym.sim.batch``).
+        """
+        done = run_batch(self, scheduler)
+        if done is not None:
+            return done
         while self.advance():
             scheduler.schedule(self)
         return self.result()

@@ -97,3 +97,23 @@ def test_one_instance_runs_two_episodes(name: str) -> None:
     _, first = run(sched, SIX, 6)
     _, second = run(sched, SIX, 6)
     assert first == second
+
+
+@pytest.mark.parametrize("name", ["fcfs", "sjf", "easy", "conservative"])
+def test_ticks_change_no_start(name: str) -> None:
+    # A tick is a decision point where only time moved: with kills at walltime no job can
+    # start there that would not start at the next event (EASY once failed on the tick's
+    # job-less event).
+    import hpcgym.workloads as W
+    from hpcgym.sim import SimConfig
+    from hpcgym.workloads import transforms
+
+    w = transforms.first(W.load("swf/lublin256-v0"), 400)
+    starts = []
+    for tick in (None, 600.0):
+        sim = Simulator(w.platform, w.jobs, SimConfig(tick=tick))
+        scheduler = make(name)
+        while sim.advance():
+            scheduler.schedule(sim)
+        starts.append([sim.jobs[j.id].start_time for j in w.jobs])
+    assert starts[0] == starts[1]

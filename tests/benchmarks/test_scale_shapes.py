@@ -38,10 +38,11 @@ def test_engine_starts_equal_the_bare_loops(
     d = packed[key]
     starts = {}
     for name in ("fcfs", "easy"):
-        engine, _, _ = scale.run_engine(d, name)
         bare, _, _ = scale.run_bare(d, name)
-        assert scale.mismatch(key, name, d["id"], engine, bare) == ""
-        assert not np.isnan(engine).all()
+        for loop in (False, True):  # ``sim.run`` (the batch core where built), the event loop
+            engine, _, _ = scale.run_engine(d, name, loop=loop)
+            assert scale.mismatch(key, name, d["id"], engine, bare) == ""
+            assert not np.isnan(engine).all()
         starts[name] = engine
     # EASY must really backfill here, or its check above would repeat FCFS's.
     assert (starts["easy"] < starts["fcfs"]).any()

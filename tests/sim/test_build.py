@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import hpcgym
-from hpcgym._build import COMPILED_MODULES, stale_extensions, warn_if_stale
+from hpcgym._build import COMPILED_MODULES, NATIVE_MODULES, stale_extensions, warn_if_stale
 from hpcgym.sim import JobSpec, Platform, Simulator
 from hpcgym.sim.job import Job
 
@@ -29,12 +29,34 @@ def test_setup_compiles_exactly_the_modules_hpcgym_reports_on():
     )
     files = ast.literal_eval(listed)
     assert [f.removesuffix(".py").replace("/", ".") for f in files] == list(COMPILED_MODULES)
+    core = next(
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "BATCH_CORE" for t in node.targets)
+    )
+    assert NATIVE_MODULES == {"hpcgym.sim._batchcore": ast.literal_eval(core)}
+    assert (ROOT / ast.literal_eval(core)).is_file()
 
 
 def test_compiled_reports_every_module():
     report = hpcgym.compiled()
-    assert set(report) == set(COMPILED_MODULES)
+    assert set(report) == set(COMPILED_MODULES) | set(NATIVE_MODULES)
     assert all(isinstance(v, bool) for v in report.values())
+    # The batch core is built exactly when the mypyc modules are (setup.py builds both).
+    assert report["hpcgym.sim._batchcore"] == report["hpcgym.sim.engine"]
+
+
+def test_an_edited_c_source_behind_its_extension_is_reported(tmp_path):
+    pkg = tmp_path / "hpcgym" / "sim"
+    pkg.mkdir(parents=True)
+    source = pkg / "_batchcore.c"
+    source.write_text("")
+    ext = pkg / f"_batchcore{EXTENSION_SUFFIXES[0]}"
+    ext.write_bytes(b"")
+    past = time.time() - 100
+    os.utime(ext, (past, past))
+    assert stale_extensions(tmp_path) == ["hpcgym.sim._batchcore"]
 
 
 def test_an_edited_source_behind_its_extension_is_reported(tmp_path):

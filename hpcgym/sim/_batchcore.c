@@ -1,0 +1,411 @@
+/* A whole FCFS or EASY run on rigid jobs in one call: hpcgym's batch core.
+ *
+ * `hpcgym.sim.batch` calls `run` when `Simulator.run` (or `BaseScheduler.run`) is asked for
+ * `make("fcfs")` or `make("easy")` on a fresh simulator whose jobs are all rigid whole-node jobs
+ * on one cluster; everything else takes the event loop of `hpcgym.sim.engine`. The rules are
+ * those of the engine and of `hpcgym.baselines.classic`, and the results are the same bit for
+ * bit (tests/sim/test_batch.py compares every job field and both areas with the event loop):
+ *
+ * - every end at an instant, then every submission at it, is seen before the pass;
+ * - a job larger than the machine is rejected at its submission;
+ * - a started job ends at `t + work`, or is killed at `t + walltime` when that comes first
+ *   (the caller passes a negative walltime when no kill applies);
+ * - FCFS starts the queue head while it fits; EASY then gives the blocked head its shadow time
+ *   (the earliest estimated end at which enough units are free, every end at that instant
+ *   counted) and starts, in submission order, each other job that fits now and either ends by
+ *   the shadow time or fits in the extra units, which it then uses up (a running job past its
+ *   estimated end is planned to end `grace` seconds from now, as `hpcgym.sim.planning` does);
+ * - the integrals of the allocated units and of the demand (capped at the capacity) are summed
+ *   step by step, in time order, with the engine's expressions, so they round alike.
+ *
+ * Pure C99 and the CPython API only. EASY finds backfill candidates through a segment tree over
+ * submission positions holding the smallest size and the smallest estimate of each range of
+ * queued jobs, so a pass costs O(started x log n) in the usual case instead of a scan of the
+ * whole queue. Compiled without floating-point contraction (setup.py), so that `a + b * c`
+ * rounds twice, as Python does.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { COMPLETED = 0, KILLED = 1, REJECTED = 2 };
+enum { FCFS = 0, EASY = 1 };
+
+typedef struct {
+    double t;
+    Py_ssize_t j;
+} Item;
+
+/* ------------------------------------------------------------------ heap of real ends */
+static int item_less(Item a, Item b) { return a.t < b.t || (a.t == b.t && a.j < b.j); }
+
+static void heap_push(Item *h, Py_ssize_t *len, Item x) {
+    Py_ssize_t i = (*len)++;
+    while (i > 0) {
+        Py_ssize_t p = (i - 1) / 2;
+        if (!item_less(x, h[p])) break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = x;
+}
+
+static Item heap_pop(Item *h, Py_ssize_t *len) {
+    Item top = h[0];
+    Item x = h[--(*len)];
+    Py_ssize_t n = *len, i = 0;
+    for (;;) {
+        Py_ssize_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && item_less(h[c + 1], h[c])) c++;
+        if (!item_less(h[c], x)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (n) h[i] = x;
+    return top;
+}
+
+/* ------------------------------------------------ running jobs by estimated end (EASY) */
+static Py_ssize_t ends_find(const Item *e, Py_ssize_t len, Item x) {
+    Py_ssize_t lo = 0, hi = len;
+    while (lo < hi) {
+        Py_ssize_t mid = (lo + hi) / 2;
+        if (item_less(e[mid], x)) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static void ends_insert(Item *e, Py_ssize_t *len, Item x) {
+    Py_ssize_t i = ends_find(e, *len, x);
+    memmove(e + i + 1, e + i, (size_t)(*len - i) * sizeof(Item));
+    e[i] = x;
+    (*len)++;
+}
+
+static void ends_remove(Item *e, Py_ssize_t *len, Item x) {
+    Py_ssize_t i = ends_find(e, *len, x);
+    memmove(e + i, e + i + 1, (size_t)(*len - i - 1) * sizeof(Item));
+    (*len)--;
+}
+
+/* ------------------------------------------------- queued jobs by submission position */
+typedef struct {
+    Py_ssize_t leaves; /* a power of two >= n */
+    long long *size;   /* smallest size of queued jobs in the range (LLONG_MAX: none) */
+    double *est;       /* smallest estimate of queued jobs in the range (inf: none) */
+} Tree;
+
+static void tree_set(Tree *T, Py_ssize_t pos, long long size, double est) {
+    Py_ssize_t i = pos + T->leaves;
+    T->size[i] = size;
+    T->est[i] = est;
+    for (i /= 2; i >= 1; i /= 2) {
+        long long a = T->size[2 * i], b = T->size[2 * i + 1];
+        double x = T->est[2 * i], y = T->est[2 * i + 1];
+        long long s = a < b ? a : b;
+        double m = x < y ? x : y;
+        if (T->size[i] == s && T->est[i] == m) break;
+        T->size[i] = s;
+        T->est[i] = m;
+    }
+}
+
+typedef struct {
+    long long free, extra;
+    double now, shadow;
+} Fit;
+
+/* The first position >= lo of a queued job with size <= free and (size <= extra or
+ * now + est <= shadow), in node `i` covering [l, r); -1 if none. A range is skipped when its
+ * smallest size and smallest estimate already fail: at a leaf the test is the exact one. */
+static Py_ssize_t tree_find(const Tree *T, Py_ssize_t i, Py_ssize_t l, Py_ssize_t r,
+                            Py_ssize_t lo, const Fit *f) {
+    if (r <= lo) return -1;
+    long long s = T->size[i];
+    if (s > f->free) return -1;
+    if (s > f->extra && !(f->now + T->est[i] <= f->shadow)) return -1;
+    if (r - l == 1) return l;
+    Py_ssize_t mid = (l + r) / 2;
+    Py_ssize_t got = tree_find(T, 2 * i, l, mid, lo, f);
+    if (got >= 0) return got;
+    return tree_find(T, 2 * i + 1, mid, r, lo, f);
+}
+
+/* ------------------------------------------------------------------------ the run */
+typedef struct {
+    Py_ssize_t n;
+    long long capacity;
+    int policy;
+    const double *submit, *work, *est, *wall;
+    const long long *size;
+    double *start, *end;
+    signed char *state;
+    /* state of the run */
+    Item *heap, *ends;
+    Py_ssize_t heap_len, ends_len;
+    char *queued;
+    Tree tree;
+    long long free;
+    double now, alloc_total, demand_total, alloc_area, demand_area, cap, grace;
+    Py_ssize_t started, completed, killed, rejected;
+} Run;
+
+static void start_job(Run *R, Py_ssize_t j) {
+    double t = R->now;
+    long long k = R->size[j];
+    R->queued[j] = 0;
+    if (R->policy == EASY) {
+        tree_set(&R->tree, j, LLONG_MAX, INFINITY);
+        Item e = {t + R->est[j], j};
+        ends_insert(R->ends, &R->ends_len, e);
+    }
+    R->start[j] = t;
+    R->free -= k;
+    R->alloc_total += (double)k;
+    double end = t + R->work[j];
+    R->state[j] = COMPLETED;
+    if (R->wall[j] >= 0.0) {
+        double left = R->wall[j] - 0.0;
+        double deadline = t + (left > 0.0 ? left : 0.0);
+        if (!(end <= deadline)) {
+            end = deadline;
+            R->state[j] = KILLED;
+        }
+    }
+    R->end[j] = end;
+    Item x = {end, j};
+    heap_push(R->heap, &R->heap_len, x);
+    R->started++;
+}
+
+/* A running job's estimated end as EASY plans with it: one at or before now is a job that
+ * outlived its estimate (here: a zero-length job started at this instant, whose end is
+ * processed next), expected to run `grace` seconds more (`hpcgym.sim.planning`). */
+static double planned_end(const Run *R, double t) { return t > R->now ? t : R->now + R->grace; }
+
+/* The EASY pass behind a blocked head `h`. */
+static void backfill(Run *R, Py_ssize_t h) {
+    long long need = R->size[h];
+    long long avail = R->free;
+    Fit f = {R->free, 0, R->now, INFINITY};
+    Item *e = R->ends;
+    Py_ssize_t m = R->ends_len;
+    /* `planning.shadow` over the planned ends in the order of the estimated ones. */
+    for (Py_ssize_t q = 0; q < m; q++) {
+        avail += R->size[e[q].j];
+        if (avail >= need) {
+            double t = planned_end(R, e[q].t);
+            for (q++; q < m && planned_end(R, e[q].t) == t; q++) avail += R->size[e[q].j];
+            f.shadow = t;
+            f.extra = avail - need;
+            break;
+        }
+    }
+    Py_ssize_t pos = h + 1;
+    while (f.free > 0) {
+        Py_ssize_t j = tree_find(&R->tree, 1, 0, R->tree.leaves, pos, &f);
+        if (j < 0) break;
+        long long k = R->size[j];
+        if (R->now + R->est[j] > f.shadow) f.extra -= k;
+        start_job(R, j);
+        f.free = R->free;
+        pos = j + 1;
+    }
+}
+
+static void simulate(Run *R) {
+    Py_ssize_t n = R->n, i = 0, head = 0, ended = 0;
+    R->now = n ? R->submit[0] : 0.0;
+    while (ended < n) {
+        double t = R->heap_len ? R->heap[0].t : INFINITY;
+        if (i < n && R->submit[i] < t) t = R->submit[i];
+        if (t > R->now) {
+            double dt = t - R->now;
+            R->alloc_area += R->alloc_total * dt;
+            double d = R->demand_total;
+            R->demand_area += (d < R->cap ? d : R->cap) * dt;
+            R->now = t;
+        }
+        while (R->heap_len && R->heap[0].t == t) {
+            Item x = heap_pop(R->heap, &R->heap_len);
+            Py_ssize_t j = x.j;
+            long long k = R->size[j];
+            R->free += k;
+            R->alloc_total -= (double)k;
+            R->demand_total -= (double)k;
+            if (R->state[j] == KILLED) R->killed++;
+            else R->completed++;
+            ended++;
+            if (R->policy == EASY) {
+                Item key = {R->start[j] + R->est[j], j};
+                ends_remove(R->ends, &R->ends_len, key);
+            }
+        }
+        while (i < n && R->submit[i] == t) {
+            double k = (double)R->size[i];
+            R->demand_total += k;
+            if (R->size[i] > R->capacity) {
+                R->state[i] = REJECTED;
+                R->end[i] = t;
+                R->demand_total -= k;
+                R->rejected++;
+                ended++;
+            } else {
+                R->queued[i] = 1;
+                if (R->policy == EASY) tree_set(&R->tree, i, R->size[i], R->est[i]);
+            }
+            i++;
+        }
+        /* Start the head jobs that fit. */
+        while (head < i && !R->queued[head]) head++;
+        while (head < i && R->size[head] <= R->free) {
+            start_job(R, head);
+            while (head < i && !R->queued[head]) head++;
+        }
+        if (R->policy == EASY && head < i && R->free > 0) backfill(R, head);
+    }
+}
+
+/* --------------------------------------------------------------------- Python glue */
+static int read_doubles(PyObject *list, Py_ssize_t n, double *out, const char *what) {
+    if (!PyList_Check(list) || PyList_GET_SIZE(list) != n) {
+        PyErr_Format(PyExc_TypeError, "batch core: %s must be a list of %zd floats", what, n);
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        double v = PyFloat_AsDouble(PyList_GET_ITEM(list, k));
+        if (v == -1.0 && PyErr_Occurred()) return -1;
+        out[k] = v;
+    }
+    return 0;
+}
+
+static PyObject *batch_run(PyObject *self, PyObject *args) {
+    int policy;
+    long long capacity;
+    double grace;
+    PyObject *submit, *work, *est, *wall, *size;
+    if (!PyArg_ParseTuple(args, "iLdO!O!O!O!O!", &policy, &capacity, &grace, &PyList_Type, &submit,
+                          &PyList_Type, &work, &PyList_Type, &est, &PyList_Type, &wall,
+                          &PyList_Type, &size))
+        return NULL;
+    if (policy != FCFS && policy != EASY) {
+        PyErr_Format(PyExc_ValueError, "batch core: policy %d is neither 0 (FCFS) nor 1 (EASY)",
+                     policy);
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(submit);
+    Run R;
+    memset(&R, 0, sizeof R);
+    R.n = n;
+    R.capacity = capacity;
+    R.cap = (double)capacity;
+    R.policy = policy;
+    R.free = capacity;
+    R.grace = grace;
+    Py_ssize_t leaves = 1;
+    while (leaves < n) leaves *= 2;
+    size_t m = (size_t)(n ? n : 1);
+    /* The inputs as read, returned too: the caller's columns without another conversion. */
+    PyObject *in_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(4 * m * sizeof(double)));
+    PyObject *size_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(long long)));
+    PyObject *start_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(double)));
+    PyObject *end_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(double)));
+    PyObject *state_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)m);
+    double *in = in_b ? (double *)PyBytes_AS_STRING(in_b) : NULL;
+    long long *sz = size_b ? (long long *)PyBytes_AS_STRING(size_b) : NULL;
+    R.heap = malloc(m * sizeof(Item));
+    R.ends = policy == EASY ? malloc(m * sizeof(Item)) : NULL;
+    R.queued = calloc(m, 1);
+    if (policy == EASY) {
+        R.tree.leaves = leaves;
+        R.tree.size = malloc(2 * (size_t)leaves * sizeof(long long));
+        R.tree.est = malloc(2 * (size_t)leaves * sizeof(double));
+    }
+    PyObject *result = NULL;
+    if (!in || !sz || !start_b || !end_b || !state_b || !R.heap || !R.queued ||
+        (policy == EASY && (!R.ends || !R.tree.size || !R.tree.est))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    R.submit = in;
+    R.work = in + m;
+    R.est = in + 2 * m;
+    R.wall = in + 3 * m;
+    if (read_doubles(submit, n, in, "submit") || read_doubles(work, n, in + m, "work") ||
+        read_doubles(est, n, in + 2 * m, "est") || read_doubles(wall, n, in + 3 * m, "wall"))
+        goto done;
+    if (!PyList_Check(size) || PyList_GET_SIZE(size) != n) {
+        PyErr_Format(PyExc_TypeError, "batch core: size must be a list of %zd ints", n);
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        long long v = PyLong_AsLongLong(PyList_GET_ITEM(size, k));
+        if (v == -1 && PyErr_Occurred()) goto done;
+        if (v < 1) {
+            PyErr_Format(PyExc_ValueError, "batch core: job %zd has size %lld", k, v);
+            goto done;
+        }
+        sz[k] = v;
+    }
+    for (Py_ssize_t k = 1; k < n; k++) {
+        if (!(in[k] >= in[k - 1])) {
+            PyErr_SetString(PyExc_ValueError, "batch core: jobs must come in submission order");
+            goto done;
+        }
+    }
+    R.size = sz;
+    R.start = (double *)PyBytes_AS_STRING(start_b);
+    R.end = (double *)PyBytes_AS_STRING(end_b);
+    R.state = (signed char *)PyBytes_AS_STRING(state_b);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        R.start[k] = NAN;
+        R.end[k] = NAN;
+        R.state[k] = -1;
+    }
+    if (policy == EASY) {
+        for (Py_ssize_t k = 0; k < 2 * leaves; k++) {
+            R.tree.size[k] = LLONG_MAX;
+            R.tree.est[k] = INFINITY;
+        }
+    }
+    Py_BEGIN_ALLOW_THREADS
+    simulate(&R);
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue("OOOddnnnndOO", start_b, end_b, state_b, R.alloc_area, R.demand_area,
+                           R.started, R.completed, R.killed, R.rejected, R.now, in_b, size_b);
+done:
+    Py_XDECREF(in_b);
+    Py_XDECREF(size_b);
+    Py_XDECREF(start_b);
+    Py_XDECREF(end_b);
+    Py_XDECREF(state_b);
+    free(R.heap);
+    free(R.ends);
+    free(R.queued);
+    free(R.tree.size);
+    free(R.tree.est);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"run", batch_run, METH_VARARGS,
+     "run(policy, capacity, grace, submit, work, est, wall, size) -> (start, end, state, "
+     "alloc_area, "
+     "demand_area, started, completed, killed, rejected, now, inputs, sizes)\n\n"
+     "One FCFS (0) or EASY (1) run of rigid jobs in submission order; start, end (float64) and "
+     "state (int8: 0 completed, 1 killed, 2 rejected) as bytes, one entry per job; inputs: "
+     "submit, work, est and wall as read (float64, one after the other), sizes (int64)."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_batchcore",
+                                    "hpcgym's batch core: whole FCFS and EASY runs of rigid jobs.",
+                                    -1, methods};
+
+PyMODINIT_FUNC PyInit__batchcore(void) { return PyModule_Create(&module); }
