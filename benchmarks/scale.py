@@ -407,7 +407,7 @@ def run_engine(
     else:
         sim.run(scheduler)
     cpu, wall = time.process_time() - c0, time.perf_counter() - t0
-    if not loop and batch.available() and sim._final_columns is None:
+    if not loop and batch.available() and sim._batch_out is None:
         raise SystemExit(f"{name}: Simulator.run did not take the batch core (is it built?)")
     jobs = sim.jobs
     return np.array([jobs[i].start_time for i in d["id"].tolist()]), cpu, wall

@@ -8,8 +8,8 @@
  *
  * - every end at an instant, then every submission at it, is seen before the pass;
  * - a job larger than the machine is rejected at its submission;
- * - a started job ends at `t + work`, or is killed at `t + walltime` when that comes first
- *   (the caller passes a negative walltime when no kill applies);
+ * - a started job ends at `t + work`, or, when kills apply (`kill`), is killed at
+ *   `t + walltime` when that comes first (a negative walltime: none);
  * - FCFS starts the queue head while it fits; EASY then gives the blocked head its shadow time
  *   (the earliest estimated end at which enough units are free, every end at that instant
  *   counted) and starts, in submission order, each other job that fits now and either ends by
@@ -287,13 +287,12 @@ static int read_doubles(PyObject *list, Py_ssize_t n, double *out, const char *w
 }
 
 static PyObject *batch_run(PyObject *self, PyObject *args) {
-    int policy;
+    int policy, kill;
     long long capacity;
     double grace;
-    PyObject *submit, *work, *est, *wall, *size;
-    if (!PyArg_ParseTuple(args, "iLdO!O!O!O!O!", &policy, &capacity, &grace, &PyList_Type, &submit,
-                          &PyList_Type, &work, &PyList_Type, &est, &PyList_Type, &wall,
-                          &PyList_Type, &size))
+    PyObject *submit, *work, *wall, *size;
+    if (!PyArg_ParseTuple(args, "iLdpO!O!O!O!", &policy, &capacity, &grace, &kill, &PyList_Type,
+                          &submit, &PyList_Type, &work, &PyList_Type, &wall, &PyList_Type, &size))
         return NULL;
     if (policy != FCFS && policy != EASY) {
         PyErr_Format(PyExc_ValueError, "batch core: policy %d is neither 0 (FCFS) nor 1 (EASY)",
@@ -339,8 +338,14 @@ static PyObject *batch_run(PyObject *self, PyObject *args) {
     R.est = in + 2 * m;
     R.wall = in + 3 * m;
     if (read_doubles(submit, n, in, "submit") || read_doubles(work, n, in + m, "work") ||
-        read_doubles(est, n, in + 2 * m, "est") || read_doubles(wall, n, in + 3 * m, "wall"))
+        read_doubles(wall, n, in + 3 * m, "wall"))
         goto done;
+    /* EASY plans with the walltime, else the run time; a kill applies where a walltime does. */
+    for (Py_ssize_t k = 0; k < n; k++) {
+        double w = in[3 * m + k];
+        in[2 * m + k] = w >= 0.0 ? w : in[m + k];
+        if (!kill) in[3 * m + k] = -1.0;
+    }
     if (!PyList_Check(size) || PyList_GET_SIZE(size) != n) {
         PyErr_Format(PyExc_TypeError, "batch core: size must be a list of %zd ints", n);
         goto done;
@@ -396,12 +401,13 @@ done:
 
 static PyMethodDef methods[] = {
     {"run", batch_run, METH_VARARGS,
-     "run(policy, capacity, grace, submit, work, est, wall, size) -> (start, end, state, "
+     "run(policy, capacity, grace, kill, submit, work, wall, size) -> (start, end, state, "
      "alloc_area, "
      "demand_area, started, completed, killed, rejected, now, inputs, sizes)\n\n"
      "One FCFS (0) or EASY (1) run of rigid jobs in submission order; start, end (float64) and "
      "state (int8: 0 completed, 1 killed, 2 rejected) as bytes, one entry per job; inputs: "
-     "submit, work, est and wall as read (float64, one after the other), sizes (int64)."},
+     "submit, work, est and wall (float64, one after the other: est the walltime, else the "
+     "work; wall -1 where no kill applies), sizes (int64)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_batchcore",

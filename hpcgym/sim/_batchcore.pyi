@@ -4,9 +4,9 @@ def run(
     policy: int,
     capacity: int,
     grace: float,
+    kill: bool,
     submit: list[float],
-    work: list[float],
-    est: list[float],
-    wall: list[float],
+    work: list[object],
+    wall: list[object],
     size: list[int],
 ) -> tuple[bytes, bytes, bytes, float, float, int, int, int, int, float, bytes, bytes]: ...

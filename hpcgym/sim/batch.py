@@ -40,6 +40,9 @@ _REJECTED = JobState.REJECTED
 _STATES = np.array([_COMPLETED.value, _KILLED.value, _REJECTED.value], dtype=object)
 """State names by the core's codes: 0 completed, 1 killed, 2 rejected."""
 
+_NO_WALL: object = -1.0
+"""The core's walltime of a job without one."""
+
 FCFS = 0
 """``batch_policy`` of first come, first served."""
 EASY = 1
@@ -100,33 +103,29 @@ def run_batch(sim: EngineCore, scheduler: object) -> SimResult | None:
     largest = sim._largest
     kill = sim.config.kill_on_walltime
     n = len(order)
-    work: list[float] = []
-    est: list[float] = []
-    wall: list[float] = []
+    work: list[object] = []
+    wall: list[object] = []
     size: list[int] = []
-    # A fresh job's ``_remaining`` is its spec's work and ``_walltime`` its spec's walltime:
-    # the job's own fields are read, not the spec's (a compiled build reads them directly).
+    no_wall = _NO_WALL
     for job in order:
-        nodes = job.spec.nodes
+        spec: Any = job.spec  # (its fields are moved as objects, not unboxed and boxed again)
+        nodes: int = spec.nodes
         if job._fits != (nodes <= largest):
             return None
-        t = job._remaining
-        w = job._walltime
+        w: object = job._walltime
         if w is None:
-            est.append(t)
-            wall.append(-1.0)
+            wall.append(no_wall)
         else:
-            if not kill and t > w:
+            if not kill and job._remaining > spec.walltime:
                 return None  # it would outlive its estimate: EASY's general path
-            est.append(w)
-            wall.append(w if kill else -1.0)
-        work.append(t)
+            wall.append(w)
+        work.append(spec.work)
         size.append(nodes)
-    out = _CORE.run(policy, largest, OVERRUN_GRACE, list(sim._sub_times), work, est, wall, size)
+    out = _CORE.run(policy, largest, OVERRUN_GRACE, kill, list(sim._sub_times), work, wall, size)
     start = np.frombuffer(out[0], dtype=np.float64)
     end = np.frombuffer(out[1], dtype=np.float64)
     code = np.frombuffer(out[2], dtype=np.int8)
-    _write_back(sim, start.tolist(), end.tolist(), code.tolist(), wall)
+    _write_back(sim, start.tolist(), end.tolist(), code.tolist(), kill)
     sim.alloc_area = sim.useful_area = float(out[3])
     sim.demand_area = float(out[4])
     sim._commands = int(out[5])
@@ -139,41 +138,54 @@ def run_batch(sim: EngineCore, scheduler: object) -> SimResult | None:
     sim._head = n
     sim.happened = []
     sim._alloc_total = sim._useful_total = sim._demand_total = 0.0
+    sim._batch_out = out
+    return batch_result(sim)
 
+
+def batch_result(sim: EngineCore) -> SimResult:
+    """``sim.result()`` after a batch run: the table built from the core's arrays.
+
+    The same columns as ``metrics.job_columns`` reads from the jobs, with the same expressions
+    (``derive_columns``); built anew at each call, from the core's immutable output.
+    """
+    out = sim._batch_out
+    assert out is not None
+    n = len(sim._order)
+    start = np.frombuffer(out[0], dtype=np.float64, count=n)
+    end = np.frombuffer(out[1], dtype=np.float64, count=n)
+    code = np.frombuffer(out[2], dtype=np.int8, count=n)
     inputs = np.frombuffer(out[10], dtype=np.float64, count=4 * n).reshape(4, n)
-    work_a = inputs[1]
-    size_a = np.frombuffer(out[11], dtype=np.int64, count=n)
-    started = code != 2
-    killed = code == 1
+    work = inputs[1]
+    size = np.frombuffer(out[11], dtype=np.int64, count=n)
     # A killed job's progress, as the engine settles it at its kill (``progress_work``).
-    left = work_a - 1.0 * (end - start)
+    left = work - 1.0 * (end - start)
     remaining = np.where(left > 0, left, 0.0)
-    zeros = np.zeros(n, dtype=np.int64)
+    kind = np.empty(n, dtype=object)
+    kind[:] = _RIGID.value
     columns = derive_columns(
         {
             "id": np.fromiter(sim._jobs, dtype=np.int64, count=n),
-            "kind": np.full(n, _RIGID.value, dtype=object),
-            "state": _STATES[code],
+            "kind": kind,
+            "state": _STATES.take(code),
             "submit": inputs[0].copy(),
             "start": start.copy(),
-            "end": end.copy(),
-            "requested_nodes": size_a.copy(),
-            "max_nodes_held": np.where(started, size_a, 0),
-            "work": work_a.copy(),
+            "end": end,
+            "requested_nodes": size.copy(),
+            "max_nodes_held": np.where(code != 2, size, 0),
+            "work": work.copy(),
             "waste": np.zeros(n),
-            "reconfigurations": zeros,
-            "preemptions": zeros.copy(),
-            "migrations": zeros.copy(),
-            "lost_work": np.where(killed, (work_a - remaining) * size_a * 1.0, 0.0),
+            "reconfigurations": np.zeros(n, dtype=np.int64),
+            "preemptions": np.zeros(n, dtype=np.int64),
+            "migrations": np.zeros(n, dtype=np.int64),
+            "lost_work": np.where(code == 1, (work - remaining) * size * 1.0, 0.0),
         },
         sim.config.bsld_tau,
     )
-    sim._final_columns = columns
-    return SimResult({k: v.copy() for k, v in columns.items()}, summarize(sim, columns))
+    return SimResult(columns, summarize(sim, columns))
 
 
 def _write_back(
-    sim: EngineCore, start: list[float], end: list[float], code: list[int], wall: list[float]
+    sim: EngineCore, start: list[float], end: list[float], code: list[int], kill: bool
 ) -> None:
     """Leave every job as the event loop's start and end (``_end``, ``_settle``) leave it."""
     order = sim._order
@@ -202,8 +214,8 @@ def _write_back(
         if c == 0:
             job._state = _COMPLETED
             job._remaining = 0.0
-            w = wall[k]
-            if w >= 0.0:
+            w = job._walltime
+            if kill and w is not None:
                 left = w - 0.0
                 job._deadline = s + (left if left > 0 else 0.0)
         else:

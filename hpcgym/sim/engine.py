@@ -173,8 +173,8 @@ class EngineCore:
         """CPU-seconds the workload needs at requested sizes (DFRS's normalization)."""
         if self.config.tick is not None and specs:
             self._push(specs[0].submit + self.config.tick, _TICK, None, 0)
-        self._final_columns: dict[str, np.ndarray] | None = None
-        """The per-job table a batch run (``hpcgym.sim.batch``) left; ``None`` otherwise."""
+        self._batch_out: tuple[Any, ...] | None = None
+        """What the C core returned, after a batch run (``hpcgym.sim.batch``)."""
         self._make_views()
 
     def _make_views(self) -> None:
@@ -316,13 +316,12 @@ class EngineCore:
 
     def result(self) -> SimResult:
         """Per-job table and episode summary (see ``hpcgym.sim.metrics``)."""
-        from hpcgym.sim.metrics import SimResult, collect, summarize
+        if self._batch_out is not None:
+            from hpcgym.sim.batch import batch_result
 
-        final = self._final_columns
-        if final is not None:
-            # A batch run's table, kept: the state cannot change after the end.
-            columns = {k: v.copy() for k, v in final.items()}
-            return SimResult(columns, summarize(self, columns))
+            return batch_result(self)
+        from hpcgym.sim.metrics import collect
+
         return collect(self)
 
     # ----------------------------------------------------------------------------- loop

@@ -75,9 +75,9 @@ def assert_same_run(
     """Run ``name`` through the core and through the event loop; assert equal everything."""
     fast = Simulator(platform, jobs, config)
     result = fast.run(make(name))
-    assert fast._final_columns is not None, "the run did not take the batch core"
+    assert fast._batch_out is not None, "the run did not take the batch core"
     slow = event_loop(platform, jobs, config, name)
-    assert slow._final_columns is None
+    assert slow._batch_out is None
     for field in _SIM_FIELDS:
         assert _same(getattr(fast, field), getattr(slow, field)), field
     assert fast.counts == slow.counts
@@ -173,7 +173,7 @@ def test_base_scheduler_run_and_simulate_take_the_core() -> None:
     platform, jobs = _trace("swf/lublin256-v0", 500, 1.0)
     sim = Simulator(platform, jobs)
     make("easy").run(sim)
-    assert sim._final_columns is not None
+    assert sim._batch_out is not None
     via_simulate = make("easy").simulate(platform, jobs)
     loop = event_loop(platform, jobs, SimConfig(), "easy").result()
     assert np.array_equal(via_simulate.columns["start"], loop.columns["start"], equal_nan=True)
@@ -194,7 +194,7 @@ def test_which_runs_take_the_core(monkeypatch: pytest.MonkeyPatch) -> None:
 
     def took_core(sim: Simulator, scheduler: object) -> bool:
         sim.run(scheduler)  # type: ignore[arg-type]
-        return sim._final_columns is not None
+        return sim._batch_out is not None
 
     assert took_core(Simulator(platform, jobs), make("fcfs"))
     assert took_core(Simulator(platform, jobs), make("easy"))
@@ -242,15 +242,20 @@ def test_multicluster_platforms_still_refused() -> None:
 def test_core_checks_its_inputs() -> None:
     from hpcgym.sim import _batchcore
 
-    ok = ([0.0, 1.0], [1.0, 1.0], [1.0, 1.0], [-1.0, -1.0], [1, 1])
-    assert len(_batchcore.run(0, 4, 1.0, *ok)) == 12
+    ok = ([0.0, 1.0], [1.0, 1.0], [-1.0, 0.5], [1, 1])
+    out = _batchcore.run(0, 4, 1.0, True, *ok)
+    assert len(out) == 12
+    assert np.frombuffer(out[2], dtype=np.int8).tolist() == [0, 1]  # the second is killed
+    assert np.frombuffer(out[1]).tolist() == [1.0, 1.5]
     with pytest.raises(ValueError, match="neither 0"):
-        _batchcore.run(2, 4, 1.0, *ok)
+        _batchcore.run(2, 4, 1.0, True, *ok)
     with pytest.raises(ValueError, match="submission order"):
-        _batchcore.run(0, 4, 1.0, [1.0, 0.0], *ok[1:])
+        _batchcore.run(0, 4, 1.0, True, [1.0, 0.0], *ok[1:])
     with pytest.raises(TypeError, match="list of 2"):
-        _batchcore.run(0, 4, 1.0, ok[0], [1.0], *ok[2:])
+        _batchcore.run(0, 4, 1.0, True, ok[0], [1.0], *ok[2:])
     with pytest.raises(ValueError, match="size 0"):
-        _batchcore.run(1, 4, 1.0, *ok[:4], [1, 0])
+        _batchcore.run(1, 4, 1.0, True, *ok[:3], [1, 0])
     with pytest.raises(TypeError):
-        _batchcore.run(0, 4, 1.0, *ok[:4], (1, 1))
+        _batchcore.run(0, 4, 1.0, True, *ok[:3], (1, 1))
+    with pytest.raises(TypeError, match="must be real number"):
+        _batchcore.run(0, 4, 1.0, True, ok[0], ["1", 1.0], *ok[2:])

@@ -35,7 +35,7 @@ def test_setup_compiles_exactly_the_modules_hpcgym_reports_on():
         if isinstance(node, ast.Assign)
         and any(isinstance(t, ast.Name) and t.id == "BATCH_CORE" for t in node.targets)
     )
-    assert NATIVE_MODULES == {"hpcgym.sim._batchcore": ast.literal_eval(core)}
+    assert {"hpcgym.sim._batchcore": ast.literal_eval(core)} == NATIVE_MODULES
     assert (ROOT / ast.literal_eval(core)).is_file()
 
 
