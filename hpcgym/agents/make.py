@@ -52,7 +52,8 @@ def make_agent(
         algo: ``maskable_ppo``, ``ppo``, ``a2c`` or ``dqn``.
         policy: A policy class or name; default: ``JobScoringPolicy`` for MaskablePPO on the
             Dict observation, else ``MultiInputPolicy`` / ``MlpPolicy`` for the space.
-        policy_kwargs: Extra policy arguments; the job-scoring policy's menu layout
+            ``JobAttentionPolicy`` adds self-attention over the slots (MaskablePPO only).
+        policy_kwargs: Extra policy arguments; hpcgym's policies' menu layout
             (``features_extractor_kwargs["blocks"]``) is filled in from ``env``.
         threads: Sets torch's intra-op threads for the whole process (see
             :data:`DEFAULT_THREADS`); ``None`` keeps torch's setting.
@@ -60,21 +61,24 @@ def make_agent(
         **kwargs: The algorithm's arguments (``seed``, ``n_steps``, ``learning_rate``, ...).
 
     Raises:
-        SpecError: An unknown algorithm, or the job-scoring policy with another algorithm.
+        SpecError: An unknown algorithm, or one of hpcgym's policies with another algorithm.
     """
     import torch
 
-    from hpcgym.agents.policies import JobScoringPolicy
+    from hpcgym.agents import policies
+    from hpcgym.agents.saved import HPCGYM_POLICIES
 
     cls = algorithm_class(algo)
     if threads is not None:
         torch.set_num_threads(max(1, threads))
     chosen = default_policy(algo, env) if policy is None else policy
     pkw = dict(policy_kwargs or {})
-    if chosen in ("JobScoringPolicy", JobScoringPolicy):
+    ours = {name: getattr(policies, name) for name in HPCGYM_POLICIES}
+    name = next((n for n, c in ours.items() if chosen in (n, c)), None)
+    if name is not None:
         if algo != "maskable_ppo":
-            raise SpecError("JobScoringPolicy is a MaskablePPO policy; use algo='maskable_ppo'")
-        chosen = JobScoringPolicy
+            raise SpecError(f"{name} is a MaskablePPO policy; use algo='maskable_ppo'")
+        chosen = ours[name]
         fx = dict(pkw.get("features_extractor_kwargs") or {})
         fx.setdefault("blocks", env_blocks(env))
         pkw["features_extractor_kwargs"] = fx

@@ -8,6 +8,13 @@ menu (``hpcgym.envs.menu``), so sb3-contrib's mask applies to them unchanged. Sw
 queue slots swaps their logits; the value head reads the cluster summary and the mean of the
 per-slot embeddings over occupied slots, so it does not depend on the order at all.
 
+``JobAttentionPolicy`` adds, between the slot embeddings and the same scoring heads, a few
+pre-norm self-attention layers over every occupied queue, running (and suspended) slot and a
+cluster token: each job's score can then depend on the other jobs waiting and running, not only
+on the cluster summary. Empty slots are masked out as keys; the cluster token is never masked,
+so a step with no job anywhere still has a key to attend to (no NaN). No positional encoding:
+the scores stay equivariant to slot permutations.
+
 The plain MLP is SB3's own ``MultiInputPolicy`` (Dict observations) or ``MlpPolicy``
 (``observation="flat"``).
 """
@@ -25,7 +32,13 @@ from torch import nn
 from hpcgym.agents.layout import Blocks, menu_blocks
 from hpcgym.errors import SpecError
 
-__all__ = ["JobScoringExtractor", "JobScoringPolicy", "menu_blocks"]
+__all__ = [
+    "JobAttentionExtractor",
+    "JobAttentionPolicy",
+    "JobScoringExtractor",
+    "JobScoringPolicy",
+    "menu_blocks",
+]
 
 _QUEUE_BLOCKS = ("start", "coschedule")
 _RUNNING_BLOCKS = ("shrink", "expand", "grant", "suspend")
@@ -54,6 +67,8 @@ class JobScoringExtractor(BaseFeaturesExtractor):
         SpecError: ``blocks`` is missing (build the agent with :func:`hpcgym.agents.make_agent`).
     """
 
+    policy_label = "JobScoringPolicy"
+
     def __init__(
         self,
         observation_space: spaces.Dict,
@@ -63,7 +78,7 @@ class JobScoringExtractor(BaseFeaturesExtractor):
     ) -> None:
         if blocks is None:
             raise SpecError(
-                "JobScoringPolicy needs the env's menu layout, which its spaces do not tell: "
+                f"{self.policy_label} needs the env's menu layout, which its spaces do not tell: "
                 "build the agent with hpcgym.agents.make_agent(env, algo='maskable_ppo'), or pass "
                 "policy_kwargs={'features_extractor_kwargs': {'blocks': menu_blocks(env)}} "
                 "(hpcgym.agents.layout.menu_blocks)"
@@ -181,3 +196,107 @@ class JobScoringPolicy(MaskableMultiInputActorCriticPolicy):
             lr=lr_schedule(1),  # type: ignore[call-arg]
             **self.optimizer_kwargs,
         )
+
+
+class _AttentionBlock(nn.Module):
+    """Pre-norm self-attention then a feed-forward layer, each with a residual connection."""
+
+    def __init__(self, embed: int, heads: int) -> None:
+        super().__init__()
+        self.norm1 = nn.LayerNorm(embed)
+        self.attn = nn.MultiheadAttention(embed, heads, dropout=0.0, batch_first=True)
+        self.norm2 = nn.LayerNorm(embed)
+        self.ff = nn.Sequential(nn.Linear(embed, 2 * embed), nn.Tanh(), nn.Linear(2 * embed, embed))
+
+    def forward(self, h: th.Tensor, empty: th.Tensor) -> th.Tensor:
+        x = self.norm1(h)
+        a, _ = self.attn(x, x, x, key_padding_mask=empty, need_weights=False)
+        h = h + a
+        out: th.Tensor = h + self.ff(self.norm2(h))
+        return out
+
+
+class JobAttentionExtractor(JobScoringExtractor):
+    """:class:`JobScoringExtractor` with self-attention over the slots before the scoring heads.
+
+    Each queue, running (and suspended) slot is embedded as in the job-scoring extractor; the
+    embeddings of all of them and a cluster token (the context embedding) pass through
+    ``layers`` pre-norm multi-head self-attention blocks, in which empty slots are masked out as
+    keys; the shared heads then score each slot from its attended embedding, so the logits keep
+    the menu's order and follow their slot under any permutation. The advance logit and the
+    value embedding read the attended cluster token and the means over occupied slots.
+
+    Args:
+        observation_space: The env's ``Dict`` observation space.
+        blocks: The menu layout (:func:`menu_blocks`).
+        hidden: Width of the shared slot networks.
+        embed: Width of the embeddings (divisible by ``heads``).
+        heads: Attention heads per layer.
+        layers: Attention blocks.
+
+    Raises:
+        SpecError: ``blocks`` is missing, ``embed`` is not a multiple of ``heads`` or ``layers``
+            or ``heads`` is not positive.
+    """
+
+    policy_label = "JobAttentionPolicy"
+
+    def __init__(
+        self,
+        observation_space: spaces.Dict,
+        blocks: Blocks | None = None,
+        hidden: int = 64,
+        embed: int = 32,
+        heads: int = 4,
+        layers: int = 2,
+    ) -> None:
+        if heads < 1 or layers < 1 or embed % heads:
+            raise SpecError(
+                f"JobAttentionPolicy needs heads >= 1, layers >= 1 and embed a multiple of heads; "
+                f"got embed={embed}, heads={heads}, layers={layers}"
+            )
+        super().__init__(observation_space, blocks, hidden=hidden, embed=embed)
+        self.attention = nn.ModuleList(_AttentionBlock(embed, heads) for _ in range(layers))
+        self.out_norm = nn.LayerNorm(embed)
+
+    def forward(self, obs: dict[str, th.Tensor]) -> th.Tensor:
+        """Logits in menu order, then ``[cluster token, pooled queue, pooled running(, ...)]``."""
+        batch = obs["queue"].shape[0]
+        ctx = self.context(th.cat([obs["cluster"].reshape(batch, -1), obs["time"]], dim=-1))
+        parts = [
+            self._slots(obs["queue"], ctx, self.queue_body),
+            self._slots(obs["running"], ctx, self.run_body),
+        ]
+        present = [obs["queue"][..., 0], obs["running"][..., 0]]
+        if self.has_resume:
+            parts.append(self._slots(obs["suspended"], ctx, self.susp_body))
+            present.append(obs["suspended"][..., 0])
+        sizes = [p.shape[1] for p in parts]
+        h = th.cat([ctx.unsqueeze(1), *parts], dim=1)
+        occupied = th.cat([th.ones_like(present[0][:, :1]), *present], dim=1)
+        empty = occupied <= 0.5  # the cluster token (column 0) is never empty
+        for block in self.attention:
+            h = block(h, empty)
+        h = self.out_norm(h)
+        token, qh, rh, *rest = th.split(h, [1, *sizes], dim=1)
+        token = token.squeeze(1)
+        logits = [self.advance(token)]
+        logits += self._split(self.queue_score(qh), self.q_levels)
+        logits += self._split(self.run_score(rh), self.r_levels)
+        pooled = [token, _pool(qh, present[0]), _pool(rh, present[1])]
+        if self.has_resume:
+            logits.append(self.susp_score(rest[0]).reshape(batch, -1))
+            pooled.append(_pool(rest[0], present[2]))
+        return th.cat(logits + pooled, dim=-1)
+
+
+class JobAttentionPolicy(JobScoringPolicy):
+    """:class:`JobScoringPolicy` with the :class:`JobAttentionExtractor` (attention over slots).
+
+    Its extractor's ``heads``, ``layers``, ``embed`` and ``hidden`` are set through
+    ``policy_kwargs={"features_extractor_kwargs": {...}}`` (``hpcgym train --hp``).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("features_extractor_class", JobAttentionExtractor)
+        super().__init__(*args, **kwargs)

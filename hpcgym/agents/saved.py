@@ -47,19 +47,23 @@ def algorithm_class(algo: str) -> Any:
     return classes[algo]
 
 
+HPCGYM_POLICIES = ("JobScoringPolicy", "JobAttentionPolicy")
+"""hpcgym's own policy classes (``hpcgym.agents.policies``), MaskablePPO only."""
+
+
 def policy_class(algo: str, name: str) -> Any:
-    """The policy class ``name`` of ``algo``: ``JobScoringPolicy`` or an alias of the algorithm.
+    """The policy class ``name`` of ``algo``: hpcgym's (:data:`HPCGYM_POLICIES`) or an alias.
 
     Raises:
         SpecError: ``name`` is neither (a card naming any other class is refused, not imported).
     """
-    if name == "JobScoringPolicy":
-        from hpcgym.agents.policies import JobScoringPolicy
+    if name in HPCGYM_POLICIES:
+        from hpcgym.agents import policies
 
-        return JobScoringPolicy
+        return getattr(policies, name)
     aliases: dict[str, Any] = dict(algorithm_class(algo).policy_aliases)
     if name not in aliases:
-        known = ", ".join(["JobScoringPolicy", *aliases])
+        known = ", ".join([*HPCGYM_POLICIES, *aliases])
         raise SpecError(f"unknown policy class {name!r} for {algo}; known: {known}")
     return aliases[name]
 
@@ -73,10 +77,11 @@ def policy_name(algo: str, policy: Any) -> str:
     if isinstance(policy, str):
         policy_class(algo, policy)
         return policy
-    from hpcgym.agents.policies import JobScoringPolicy
+    from hpcgym.agents import policies
 
-    if policy is JobScoringPolicy:
-        return "JobScoringPolicy"
+    for name in HPCGYM_POLICIES:
+        if policy is getattr(policies, name):
+            return name
     for name, cls in algorithm_class(algo).policy_aliases.items():
         if cls is policy:
             return str(name)
@@ -153,7 +158,8 @@ class AgentCard:
     resize_budget: int | None = None
     """Resizes per job allowed by the guard it was trained with (``hpcgym.agents.guard``)."""
     policy: str = ""
-    """Policy class name (``JobScoringPolicy``, ``MultiInputPolicy``, ``MlpPolicy``)."""
+    """Policy class name (``JobScoringPolicy``, ``JobAttentionPolicy``, ``MultiInputPolicy``,
+    ``MlpPolicy``)."""
     policy_kwargs: dict[str, Any] = field(default_factory=dict)
     observation_space: dict[str, Any] = field(default_factory=dict)
     action_space: dict[str, Any] = field(default_factory=dict)

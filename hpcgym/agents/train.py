@@ -605,7 +605,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--timesteps", type=int, default=None, help="override n_timesteps")
     p.add_argument("--n-envs", type=int, default=None, help="override n_envs")
-    p.add_argument("--policy", default=None, help="JobScoringPolicy, MultiInputPolicy, MlpPolicy")
+    p.add_argument(
+        "--policy",
+        default=None,
+        help="JobScoringPolicy (default), JobAttentionPolicy, MultiInputPolicy, MlpPolicy",
+    )
     p.add_argument("--env-kwargs", default=None, help="JSON object of preset overrides")
     p.add_argument("--hp", action="append", help="hyperparameter override key=value (JSON value)")
     p.add_argument("--hyperparams", default=None, help="YAML file instead of the shipped one")
