@@ -10,10 +10,11 @@ from __future__ import annotations
 import gc
 import math
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from itertools import repeat
+from typing import Any
 
 import numpy as np
 
@@ -290,6 +291,15 @@ def rigid_valid(
     )
 
 
+def _set_column() -> Callable[[object, list[Any], object, bool], None] | None:
+    """``_batchcore.set_column`` (C), or ``None`` in a pure-Python install."""
+    try:
+        from hpcgym.sim._batchcore import set_column
+    except ImportError:
+        return None
+    return set_column
+
+
 def rigid_specs(
     id: np.ndarray,
     submit: np.ndarray,
@@ -336,7 +346,7 @@ def rigid_specs(
                 ids, sub.tolist(), wrk.tolist(), sizes, walls, users, groups, strict=True
             )
         ]
-    columns: dict[str, Iterable[object]] = dict(
+    columns: dict[str, list[Any]] = dict(
         zip(
             _RIGID_COLUMNS,
             (ids, sub.tolist(), wrk.tolist(), sizes, sizes, sizes, walls, users, groups),
@@ -348,12 +358,22 @@ def rigid_specs(
     gc.disable()  # the new objects hold no cycles; collecting while they pile up costs 2x
     try:
         jobs = list(map(object.__new__, repeat(JobSpec, n)))
+        set_column = _set_column()
         for f in fields(JobSpec):
             values = columns.get(f.name)
+            # A slot's descriptor sets the field as the frozen __init__ does, without __setattr__
+            # (``set_column``: the same, one C call per field, ``_batchcore.c``).
+            descr = getattr(JobSpec, f.name)
             if values is None:
-                values = repeat(getattr(template, f.name), n)
-            # A slot's descriptor sets the field as the frozen __init__ does, without __setattr__.
-            deque(map(getattr(JobSpec, f.name).__set__, jobs, values), maxlen=0)
+                default = getattr(template, f.name)
+                if set_column is not None:
+                    set_column(descr, jobs, default, False)
+                else:
+                    deque(map(descr.__set__, jobs, repeat(default, n)), maxlen=0)
+            elif set_column is not None:
+                set_column(descr, jobs, values, True)
+            else:
+                deque(map(descr.__set__, jobs, values), maxlen=0)
     finally:
         if paused:
             gc.enable()

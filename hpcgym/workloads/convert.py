@@ -314,13 +314,14 @@ def trace_to_workload(
         skipped=dict(sorted(skipped.items())),
         **params,
     )
-    return Workload(
+    # Sorted by submission time and ids checked unique above: no per-job checks again.
+    return Workload._checked(
         name=name or Path(trace.path).name,
         jobs=tuple(jobs),
         platform=platform,
         header=trace.header,
         provenance=(step,),
-        rows=kept,
+        rows=np.ascontiguousarray(kept, dtype=np.float64).reshape(-1, N_FIELDS),
         skipped=tuple(sorted(skipped.items())),
     )
 

@@ -12,6 +12,7 @@ from hpcgym.errors import SpecError, WorkloadError
 from hpcgym.sim.spec import JobSpec, rigid_specs, rigid_valid
 from hpcgym.workloads.convert import record_procs, trace_to_workload, unit_sizes
 from hpcgym.workloads.swf import COL, SwfTrace, read_swf
+from hpcgym.workloads.workload import Workload
 
 FIELDS = [f.name for f in dataclasses.fields(JobSpec)]
 
@@ -61,6 +62,12 @@ def test_same_jobs_as_the_per_record_loop(traces_dir: Path, name: str, allocatio
         g.speedup is w.speedup and g.reconfig is w.reconfig for g, w in zip(got, want, strict=True)
     )
     assert w.rows is not None
+    # Built without ``Workload.__post_init__`` (its checks were done on the columns): the same
+    # workload as the checked constructor gives, rows included.
+    checked = Workload(**{f.name: getattr(w, f.name) for f in dataclasses.fields(Workload)})
+    assert checked == w and checked.rows is not None
+    assert checked.rows.dtype == w.rows.dtype and np.array_equal(checked.rows, w.rows)
+    assert w.rows.flags.c_contiguous
     sizes = np.array([j.nodes for j in got])
     procs = record_procs(w.rows)
     if allocation == "processor":
@@ -70,7 +77,17 @@ def test_same_jobs_as_the_per_record_loop(traces_dir: Path, name: str, allocatio
         assert (sizes < procs).any() == (name == "hpc2n.swf.gz")
 
 
-def test_rigid_specs_equal_the_constructor_and_refuse_what_it_refuses() -> None:
+@pytest.mark.parametrize("c_columns", [True, False])
+def test_rigid_specs_equal_the_constructor_and_refuse_what_it_refuses(
+    c_columns: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hpcgym.sim import spec
+
+    if c_columns:
+        if spec._set_column() is None:
+            pytest.skip("pure-Python build: no C core to set the slots")
+    else:
+        monkeypatch.setattr(spec, "_set_column", lambda: None)
     ids = np.array([3, 1, 2])
     submit = np.array([0.0, 1.5, 2.0])
     work = np.array([10.0, 0.0, 7.0])
