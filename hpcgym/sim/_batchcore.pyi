@@ -1,4 +1,6 @@
-"""Type stub of the C batch core (``_batchcore.c``); ``hpcgym.sim.batch`` is its only caller."""
+"""Type stub of the C batch core (``_batchcore.c``): ``hpcgym.sim.batch`` runs, ``rigid_specs``."""
+
+from typing import Any
 
 def run(
     policy: int,
@@ -11,3 +13,5 @@ def run(
     size: list[int],
 ) -> tuple[bytes, bytes, bytes, float, float, int, int, int, int, float, bytes, bytes]: ...
 def set_column(descr: object, objects: list[object], values: object, per_object: bool) -> None: ...
+def untrack(objects: list[object]) -> None: ...
+def new_objects(cls: type, n: int) -> list[Any]: ...

@@ -300,6 +300,29 @@ def _set_column() -> Callable[[object, list[Any], object, bool], None] | None:
     return set_column
 
 
+def _new_specs(n: int) -> list[Any]:
+    """``n`` empty ``JobSpec``s (slots unset), made in C where the core is built."""
+    try:
+        from hpcgym.sim._batchcore import new_objects
+    except ImportError:
+        return list(map(object.__new__, repeat(JobSpec, n)))
+    return new_objects(JobSpec, n)
+
+
+def _untrack(jobs: list[Any]) -> None:
+    """Take ``jobs`` off the cycle collector's lists where the C core is built (else nothing).
+
+    ``rigid_specs``'s jobs hold only numbers, ``None``, enum members, an empty tuple and the
+    shared default models, and are frozen: they can never be part of a cycle, so the collector
+    need not walk them at every collection of the older generations.
+    """
+    try:
+        from hpcgym.sim._batchcore import untrack
+    except ImportError:
+        return
+    untrack(jobs)
+
+
 def rigid_specs(
     id: np.ndarray,
     submit: np.ndarray,
@@ -337,7 +360,10 @@ def rigid_specs(
     if any(len(c) != n for c in (*ints, *floats)):
         raise SpecError("rigid_specs: every column needs one value per job")
     sub, wrk, wall = floats
-    walls: list[float | None] = [None if w != w else w for w in wall.tolist()]
+    no_wall = np.isnan(wall)
+    boxed = wall.astype(object)
+    boxed[no_wall] = None
+    walls: list[float | None] = boxed.tolist()
     ids, sizes, users, groups = ints
     if not rigid_valid(sub, wrk, np.asarray(sizes, dtype=np.int64), wall).all():
         return [
@@ -357,8 +383,12 @@ def rigid_specs(
     paused = gc.isenabled()
     gc.disable()  # the new objects hold no cycles; collecting while they pile up costs 2x
     try:
-        jobs = list(map(object.__new__, repeat(JobSpec, n)))
         set_column = _set_column()
+        jobs = (
+            _new_specs(n)
+            if set_column is not None
+            else list(map(object.__new__, repeat(JobSpec, n)))
+        )
         for f in fields(JobSpec):
             values = columns.get(f.name)
             # A slot's descriptor sets the field as the frozen __init__ does, without __setattr__
@@ -374,6 +404,8 @@ def rigid_specs(
                 set_column(descr, jobs, values, True)
             else:
                 deque(map(descr.__set__, jobs, values), maxlen=0)
+        if set_column is not None:
+            _untrack(jobs)
     finally:
         if paused:
             gc.enable()

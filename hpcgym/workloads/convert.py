@@ -231,9 +231,9 @@ def trace_to_workload(
     if ppn < 1:
         raise WorkloadError(f"procs_per_node must be >= 1, got {ppn}")
     rows = trace.data
-    too_large = np.abs(rows) >= INT64_LIMIT
-    if too_large.any():
-        i, k = (int(x[0]) for x in np.nonzero(too_large))
+    # (Two reductions first: the elementwise test builds a temporary as large as the records.)
+    if len(rows) and (rows.max() >= INT64_LIMIT or rows.min() <= -INT64_LIMIT):
+        i, k = (int(x[0]) for x in np.nonzero(np.abs(rows) >= INT64_LIMIT))
         raise WorkloadError(
             f"{_where(trace, i)}: field {k + 1} ({FIELDS[k]}) is {rows[i, k]:g}, beyond the "
             "int64 range SWF values stay in"
@@ -257,10 +257,9 @@ def trace_to_workload(
             if mask.any()
         }
     )
-    kept = rows[ok]
-    order = np.argsort(kept[:, COL["submit_time"]], kind="stable")
-    kept = kept[order]
-    source = np.flatnonzero(ok)[order]
+    source = np.flatnonzero(ok)
+    source = source[np.argsort(submit[source], kind="stable")]
+    kept = rows[source]  # one copy of the kept records, in submission order
     _check_whole(trace, source, ("job_id", "user_id", "group_id"))
     _check_unique_ids(trace, source)
     shift = float(kept[0, COL["submit_time"]]) if len(kept) else 0.0

@@ -259,3 +259,47 @@ def test_core_checks_its_inputs() -> None:
         _batchcore.run(0, 4, 1.0, True, *ok[:3], (1, 1))
     with pytest.raises(TypeError, match="must be real number"):
         _batchcore.run(0, 4, 1.0, True, ok[0], ["1", 1.0], *ok[2:])
+
+
+def test_core_builds_specs_as_the_constructor_does() -> None:
+    import gc
+
+    from hpcgym.sim import _batchcore
+    from hpcgym.sim.spec import rigid_specs
+
+    jobs = rigid_specs(
+        np.array([5, 6]),
+        np.array([0.0, 1.0]),
+        np.array([3.0, 4.0]),
+        np.array([1, 2]),
+        np.array([np.nan, 9.0]),
+        np.array([-1, 3]),
+        np.array([-1, 4]),
+    )
+    assert jobs == [
+        JobSpec(id=5, submit=0.0, work=3.0, nodes=1),
+        JobSpec(id=6, submit=1.0, work=4.0, nodes=2, walltime=9.0, user=3, group=4),
+    ]
+    # Frozen, holding only atoms and the shared models: off the collector's lists.
+    assert not any(gc.is_tracked(j) for j in jobs)
+    assert gc.is_tracked(JobSpec(id=1, submit=0.0))
+    del jobs
+    gc.collect()
+
+    class Own:
+        def __new__(cls) -> Own:
+            return super().__new__(cls)
+
+    with pytest.raises(TypeError, match="own __new__"):
+        _batchcore.new_objects(Own, 1)
+    with pytest.raises(ValueError, match=">= 0"):
+        _batchcore.new_objects(JobSpec, -1)
+    empty = _batchcore.new_objects(JobSpec, 2)
+    with pytest.raises(AttributeError):
+        empty[0].id  # noqa: B018 (slots unset until filled)
+    with pytest.raises(TypeError, match="not a data descriptor"):
+        _batchcore.set_column(len, empty, 1, False)
+    with pytest.raises(ValueError, match="list of 2"):
+        _batchcore.set_column(JobSpec.id, empty, [1], True)
+    with pytest.raises(TypeError, match="must be a list"):
+        _batchcore.untrack((1, 2))
