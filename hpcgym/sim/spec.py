@@ -10,7 +10,6 @@ from __future__ import annotations
 import gc
 import math
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from itertools import repeat
@@ -291,36 +290,16 @@ def rigid_valid(
     )
 
 
-def _set_column() -> Callable[[object, list[Any], object, bool], None] | None:
-    """``_batchcore.set_column`` (C), or ``None`` in a pure-Python install."""
-    try:
-        from hpcgym.sim._batchcore import set_column
-    except ImportError:
-        return None
-    return set_column
+def _c_core() -> Any:
+    """The C core (``_batchcore.c``), or ``None`` in a pure-Python install.
 
-
-def _new_specs(n: int) -> list[Any]:
-    """``n`` empty ``JobSpec``s (slots unset), made in C where the core is built."""
-    try:
-        from hpcgym.sim._batchcore import new_objects
-    except ImportError:
-        return list(map(object.__new__, repeat(JobSpec, n)))
-    return new_objects(JobSpec, n)
-
-
-def _untrack(jobs: list[Any]) -> None:
-    """Take ``jobs`` off the cycle collector's lists where the C core is built (else nothing).
-
-    ``rigid_specs``'s jobs hold only numbers, ``None``, enum members, an empty tuple and the
-    shared default models, and are frozen: they can never be part of a cycle, so the collector
-    need not walk them at every collection of the older generations.
+    ``rigid_specs`` uses its ``new_objects``, ``set_column`` and ``untrack``.
     """
     try:
-        from hpcgym.sim._batchcore import untrack
+        from hpcgym.sim import _batchcore
     except ImportError:
-        return
-    untrack(jobs)
+        return None
+    return _batchcore
 
 
 def rigid_specs(
@@ -383,29 +362,30 @@ def rigid_specs(
     paused = gc.isenabled()
     gc.disable()  # the new objects hold no cycles; collecting while they pile up costs 2x
     try:
-        set_column = _set_column()
-        jobs = (
-            _new_specs(n)
-            if set_column is not None
-            else list(map(object.__new__, repeat(JobSpec, n)))
-        )
+        core = _c_core()
+        if core is not None:
+            jobs = core.new_objects(JobSpec, n)
+        else:
+            jobs = list(map(object.__new__, repeat(JobSpec, n)))
         for f in fields(JobSpec):
             values = columns.get(f.name)
             # A slot's descriptor sets the field as the frozen __init__ does, without __setattr__
-            # (``set_column``: the same, one C call per field, ``_batchcore.c``).
+            # (the C core: the same, one call per field).
             descr = getattr(JobSpec, f.name)
-            if values is None:
-                default = getattr(template, f.name)
-                if set_column is not None:
-                    set_column(descr, jobs, default, False)
+            if core is not None:
+                if values is None:
+                    core.set_column(descr, jobs, getattr(template, f.name), False)
                 else:
-                    deque(map(descr.__set__, jobs, repeat(default, n)), maxlen=0)
-            elif set_column is not None:
-                set_column(descr, jobs, values, True)
+                    core.set_column(descr, jobs, values, True)
             else:
+                if values is None:
+                    values = list(repeat(getattr(template, f.name), n))
                 deque(map(descr.__set__, jobs, values), maxlen=0)
-        if set_column is not None:
-            _untrack(jobs)
+        if core is not None:
+            # Frozen, holding only numbers, None, enum members, an empty tuple and the shared
+            # default models, these jobs can never be in a cycle: the collector need not walk
+            # them at every collection of the older generations.
+            core.untrack(jobs)
     finally:
         if paused:
             gc.enable()

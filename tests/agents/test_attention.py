@@ -9,6 +9,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch as th
+from agent_helpers import ENV_ID, KWARGS, greedy_actions
 
 import hpcgym  # noqa: F401
 from hpcgym.agents import load_agent, make_agent, save_agent
@@ -23,7 +24,7 @@ from hpcgym.bench.evaluate import evaluate
 from hpcgym.cli import main
 from hpcgym.errors import SpecError
 
-MALLEABLE = ("hpcgym/Malleable-v0", {"n_jobs": 16})
+MALLEABLE = (ENV_ID, KWARGS)
 
 
 def extractor(env_id: str, **kwargs: int) -> tuple[gym.Env, JobAttentionExtractor]:  # type: ignore[type-arg]
@@ -165,20 +166,6 @@ def test_bad_shapes_are_refused() -> None:
         make_agent(env, "ppo", policy="JobAttentionPolicy")
 
 
-def actions(model: object, n: int = 200) -> list[int]:
-    env_id, kwargs = MALLEABLE
-    env = gym.make(env_id, **kwargs)
-    obs, info = env.reset(seed=11)
-    out = []
-    for _ in range(n):
-        a, _ = model.predict(obs, action_masks=info["action_mask"], deterministic=True)  # type: ignore[attr-defined]
-        out.append(int(a))
-        obs, _, term, trunc, info = env.step(int(a))
-        if term or trunc:
-            obs, info = env.reset()
-    return out
-
-
 def test_save_and_load_give_the_same_policy_and_actions(tmp_path: Path) -> None:
     env_id, kwargs = MALLEABLE
     env = gym.make(env_id, **kwargs)
@@ -202,7 +189,7 @@ def test_save_and_load_give_the_same_policy_and_actions(tmp_path: Path) -> None:
     assert len(loaded.policy.features_extractor.attention) == 1
     a, b = dict(model.policy.state_dict()), dict(loaded.policy.state_dict())
     assert a.keys() == b.keys() and all(th.equal(a[k], b[k]) for k in a)
-    first, second = actions(model), actions(loaded)
+    first, second = greedy_actions(model), greedy_actions(loaded)
     assert first == second and len(set(first)) > 1
 
 

@@ -11,6 +11,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from agent_helpers import ENV_ID, KWARGS, greedy_actions
 
 import hpcgym
 from hpcgym.agents import load_agent, make_agent, save_agent
@@ -19,21 +20,6 @@ from hpcgym.bench.evaluate import evaluate
 from hpcgym.bench.policies import make_env_policy, policy_kind
 from hpcgym.cli import main
 from hpcgym.errors import SpecError
-
-ENV_ID, KWARGS = "hpcgym/Malleable-v0", {"n_jobs": 16}
-
-
-def actions(model: object, n: int = 200) -> list[int]:
-    env = gym.make(ENV_ID, **KWARGS)
-    obs, info = env.reset(seed=11)
-    out = []
-    for _ in range(n):
-        a, _ = model.predict(obs, action_masks=info["action_mask"], deterministic=True)  # type: ignore[attr-defined]
-        out.append(int(a))
-        obs, _, term, trunc, info = env.step(int(a))
-        if term or trunc:
-            obs, info = env.reset()
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +100,7 @@ def test_a_saved_agent_is_weights_and_a_card_and_loads_without_unpickling(
     monkeypatch.setattr(torch, "load", refuse)
     model, loaded = load_agent(tmp_path)
     assert loaded == AgentCard.from_json((tmp_path / "agent.json").read_text())
-    assert actions(model) == actions(trained)
+    assert greedy_actions(model) == greedy_actions(trained)
 
 
 def test_a_card_cannot_name_a_class_to_import(trained: object, tmp_path: Path) -> None:
@@ -154,7 +140,7 @@ def test_a_trusted_pickled_agent_loads_and_converts_to_the_safe_form(
     assert card.policy == "JobScoringPolicy" and card.observation_space
     save_agent(model, card, tmp_path / "new" / "agent")
     safe, _ = load_agent(tmp_path / "new")
-    assert actions(safe) == actions(trained)
+    assert greedy_actions(safe) == greedy_actions(trained)
     argv = ["evaluate", "--env", ENV_ID, "--env-kwargs", json.dumps(KWARGS), "--episodes", "1"]
     assert main([*argv, "--policy", str(old), "--trust-pickle"]) == 0
     assert "old" in capsys.readouterr().out

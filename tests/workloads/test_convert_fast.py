@@ -84,10 +84,10 @@ def test_rigid_specs_equal_the_constructor_and_refuse_what_it_refuses(
     from hpcgym.sim import spec
 
     if c_columns:
-        if spec._set_column() is None:
+        if spec._c_core() is None:
             pytest.skip("pure-Python build: no C core to set the slots")
     else:
-        monkeypatch.setattr(spec, "_set_column", lambda: None)
+        monkeypatch.setattr(spec, "_c_core", lambda: None)
     ids = np.array([3, 1, 2])
     submit = np.array([0.0, 1.5, 2.0])
     work = np.array([10.0, 0.0, 7.0])
