@@ -19,13 +19,14 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from hpcgym.atomic import atomic_path, write_text
 from hpcgym.bench.cells import failures_table, save_png
 from hpcgym.bench.evaluate import HEADLINE
 from hpcgym.bench.runner import TaskFailure, TaskOutcome, jobs_table, results_table
-from hpcgym.bench.stats import interval, paired_win_rate
+from hpcgym.bench.stats import Statistic, crossed_interval, interval, paired_win_rate
 
 COUNTS = ("killed", "rejected", "unfinished")
 """Job counts shown beside the headline metrics (means per episode)."""
@@ -82,30 +83,58 @@ def intervals(results: pd.DataFrame, metrics: dict[str, str] | None = None) -> p
     """Per scenario and policy: the ranking metric's mean and IQM with 95% bootstrap intervals.
 
     Also the worst case (the largest per-episode ``max_bsld``), the episodes behind them and the
-    training seeds. A seed sweep's training seeds are its strata (``hpcgym.bench.stats``: each
-    resample keeps every seed's episode count); any other policy is one stratum. A stratum with
-    fewer than 2 episodes leaves the policy without an interval (NaN).
+    training seeds. A seed sweep whose members all played the same episodes is resampled as a
+    seeds x episodes table, episodes and seeds redrawn together (``crossed``:
+    :func:`hpcgym.bench.stats.crossed_interval`); a sweep whose members did not (a failed
+    episode) falls back to resampling each seed's episodes on its own (``stratified``, narrower
+    than it should be: the column ``resampling`` says which); any other policy resamples its
+    episodes. A stratum with fewer than 2 episodes leaves the policy without an interval (NaN).
     """
     metrics = metrics or {}
     rows = []
     for (scenario, policy), part in results.groupby(["scenario", "policy"], sort=False):
         metric = metrics.get(str(scenario), "mean_bsld")
+        crossed = None
         if "train_seed" in part and part["train_seed"].notna().any():
             strata = [g[metric].to_numpy(dtype=float) for _, g in part.groupby("train_seed")]
+            crossed = _crossed_table(part, metric)
         else:
             strata = [part[metric].to_numpy(dtype=float)]
         row: dict[str, object] = {"scenario": scenario, "policy": policy, "metric": metric}
         row["episodes"] = sum(len(s) for s in strata)
         row["train_seeds"] = len(strata)
+        row["resampling"] = (
+            "episodes" if len(strata) == 1 else "crossed" if crossed is not None else "stratified"
+        )
         for name in ("mean", "iqm"):
             try:
-                est = interval(strata, "mean" if name == "mean" else "iqm")
+                stat: Statistic = "mean" if name == "mean" else "iqm"
+                est = (
+                    crossed_interval(crossed, stat)
+                    if crossed is not None
+                    else interval(strata, stat)
+                )
                 row.update({name: est.value, f"{name}_low": est.low, f"{name}_high": est.high})
             except ValueError:  # fewer than 2 episodes, or a metric that is not finite
                 row.update({name: math.nan, f"{name}_low": math.nan, f"{name}_high": math.nan})
         row["worst_max_bsld"] = float(part["max_bsld"].max()) if "max_bsld" in part else math.nan
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _crossed_table(part: pd.DataFrame, metric: str) -> np.ndarray | None:
+    """A sweep's scores as a (training seeds, episodes) table.
+
+    None when the seeds did not all play the same episodes once each (then the strata are
+    resampled independently).
+    """
+    if "seed" not in part or part.duplicated(["train_seed", "seed"]).any():
+        return None
+    wide = part.pivot(index="train_seed", columns="seed", values=metric)
+    table = wide.to_numpy(dtype=float)
+    if np.isnan(table).any() or table.shape[1] < 2:
+        return None
+    return table
 
 
 def win_rates(results: pd.DataFrame, metrics: dict[str, str] | None = None) -> pd.DataFrame:
@@ -146,8 +175,10 @@ def statistics_markdown(stats_table: pd.DataFrame, wins: pd.DataFrame) -> str:
     """The interval and win-rate tables as markdown sections, one per scenario."""
     lines = ["# Intervals and paired win rates", ""]
     lines += [
-        "95% percentile-bootstrap intervals over episodes (`hpcgym.bench.stats`), stratified by "
-        "training seed for a seed sweep; the win rate of a row's policy over a column's is the "
+        "95% percentile-bootstrap intervals over episodes (`hpcgym.bench.stats`); for a seed "
+        "sweep, episodes and training seeds are redrawn together (the same episodes for every "
+        "seed: a hard window is hard for all of them); the win rate of a row's policy over a "
+        "column's is the "
         "share of episodes where it scored lower (ties one half; a sweep's score on an episode "
         "is its mean over training seeds). Intervals that overlap do not separate two policies.",
         "",
@@ -162,6 +193,8 @@ def statistics_markdown(stats_table: pd.DataFrame, wins: pd.DataFrame) -> str:
             iqm_ = f"{_fmt(r['iqm'])} [{_fmt(r['iqm_low'])}, {_fmt(r['iqm_high'])}]"
             worst = _fmt(r["worst_max_bsld"])
             seeds = r.get("train_seeds", 1)
+            if r.get("resampling") == "stratified":  # members did not play the same episodes
+                seeds = f"{seeds} (stratified)"
             lines.append(
                 f"| {r['policy']} | {seeds} | {r['episodes']} | {mean} | {iqm_} | {worst} |"
             )

@@ -1,11 +1,21 @@
 """Statistics a reviewer accepts: means and IQMs with stratified-bootstrap intervals, paired wins.
 
 Scores come as one array per *stratum*: a training seed of an agent (a heuristic has a single
-stratum), holding one value per test episode. The bootstrap resamples episodes with replacement
-*within* each stratum, independently (``scipy.stats.bootstrap`` with one sample per stratum),
-and recomputes the statistic over all strata pooled; the interval is the percentile interval
-of those resamples. The episodes are the sampling unit because they are what a benchmark draws
-from a trace; seeds are strata, so that each keeps its weight in every resample.
+stratum), holding one value per test episode. :func:`interval` resamples episodes with
+replacement *within* each stratum, independently (``scipy.stats.bootstrap`` with one sample per
+stratum), and recomputes the statistic over all strata pooled; the interval is the percentile
+interval of those resamples.
+
+When every seed of an agent played the *same* episodes (a benchmark's seed sweep: each member
+plays every window), the strata are not independent samples: a hard window is hard for every
+seed, so resampling each seed's episodes on its own counts 5 seeds x 30 windows as 150 windows
+and narrows the interval by up to sqrt(5). :func:`crossed_interval` is the bootstrap for that
+design (seeds crossed with episodes): each resample draws the episodes (columns) with
+replacement, the *same* draw for every seed, and the seeds (rows) with replacement, and
+recomputes the statistic over the resampled table pooled. Windows are the sampling unit because
+they are what a benchmark draws from a trace; training seeds are a sample too, so both are
+redrawn. One seed reduces to the plain bootstrap over episodes (:func:`interval`, the same
+numbers).
 
 The paired win rate of A over B counts, on the episodes both ran, the fraction where A's score
 is lower (better) than B's, a tie counting one half; its interval resamples the episodes'
@@ -115,6 +125,46 @@ def interval(
     # Percentiles of resampled statistics may miss the point estimate by rounding when every
     # resample is equal (all scores the same); the interval then is that point.
     return Estimate(value, min(low, value), max(high, value), len(pooled))
+
+
+def crossed_interval(
+    table: np.ndarray | Sequence[Sequence[float]],
+    statistic: Statistic = "mean",
+    confidence: float = 0.95,
+    seed: int = 0,
+    resamples: int = RESAMPLES,
+) -> Estimate:
+    """The statistic over a seeds x episodes table, resampling episodes and seeds together.
+
+    Args:
+        table: Shape ``(seeds, episodes)``: row s, column e is seed s's score on episode e (the
+            same episode in every row).
+        statistic: ``"mean"`` or ``"iqm"``.
+        confidence: Confidence level of the interval.
+        seed: Seed of the resampling (the same seed gives the same interval).
+        resamples: Bootstrap resamples.
+    """
+    m = np.asarray(table, dtype=float)
+    if m.ndim != 2:
+        raise ValueError(f"a crossed interval needs a (seeds, episodes) table, got shape {m.shape}")
+    if m.shape[0] == 1:
+        return interval(m[0], statistic, confidence, seed, resamples)
+    _strata(m)  # at least 2 episodes, finite scores
+    func = _statistic(statistic)
+    value = float(func(m.ravel(), axis=-1))
+    rng = np.random.default_rng(seed)
+    n_seeds, n_episodes = m.shape
+    values = np.empty(resamples)
+    chunk = max(1, 2_000_000 // m.size)  # bounded memory: chunk x seeds x episodes floats
+    for lo in range(0, resamples, chunk):
+        k = min(chunk, resamples - lo)
+        rows = rng.integers(0, n_seeds, size=(k, n_seeds))
+        cols = rng.integers(0, n_episodes, size=(k, n_episodes))
+        drawn = m[rows[:, :, None], cols[:, None, :]]  # (k, seeds, episodes)
+        values[lo : lo + k] = func(drawn.reshape(k, -1), axis=-1)
+    alpha = (1.0 - confidence) / 2.0
+    low, high = (float(q) for q in np.quantile(values, [alpha, 1.0 - alpha]))
+    return Estimate(value, min(low, value), max(high, value), m.size)
 
 
 def paired_win_rate(
