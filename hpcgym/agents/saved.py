@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hpcgym.agents.decode import check_decode
 from hpcgym.errors import SpecError
 
 ALGORITHMS = ("maskable_ppo", "ppo", "a2c", "dqn")
@@ -166,6 +167,9 @@ class AgentCard:
     hpcgym_version: str = ""
     training: dict[str, Any] = field(default_factory=dict)
     """The training run's configuration (resolved hyperparameters, seed, budget)."""
+    decode: str = "greedy"
+    """How the agent's distribution becomes one deterministic action (``hpcgym.agents.decode``):
+    ``greedy`` (the most likely entry) or ``kind`` (the most likely kind, then its best entry)."""
 
     def to_json(self) -> str:
         """The card as JSON text (with its ``format``)."""
@@ -189,6 +193,7 @@ class AgentCard:
                 action_space=dict(raw.get("action_space") or {}),
                 hpcgym_version=str(raw.get("hpcgym_version", "")),
                 training=dict(raw.get("training") or {}),
+                decode=check_decode(raw.get("decode", "greedy")),
             )
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
             raise SpecError(f"{where}: not an agent card ({e})") from None
@@ -203,6 +208,7 @@ def card_for(
     seed: int = 0,
     resize_budget: int | None = None,
     training: Mapping[str, Any] | None = None,
+    decode: str = "greedy",
 ) -> AgentCard:
     """The card of an SB3 ``model`` of ``algo`` trained on ``env_id`` (spaces read from it)."""
     import hpcgym
@@ -223,6 +229,7 @@ def card_for(
         action_space=describe_space(model.action_space),
         hpcgym_version=hpcgym.__version__,
         training=_encode(dict(training or {}), "training"),
+        decode=check_decode(decode),
     )
 
 

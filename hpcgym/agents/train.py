@@ -38,12 +38,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from hpcgym.agents.decode import check_decode
 from hpcgym.agents.saved import ALGORITHMS, AgentCard, card_for, save_agent, write_atomic
 from hpcgym.cli_checks import at_least, env_kwargs_arg, known_env_id, writable_folder
 from hpcgym.errors import SpecError
 
 HYPERPARAMS = Path(__file__).with_name("hyperparams")
-_OURS = ("n_envs", "n_timesteps", "policy", "policy_kwargs", "env_kwargs", "resize_budget")
+_OURS = (
+    "n_envs",
+    "n_timesteps",
+    "policy",
+    "policy_kwargs",
+    "env_kwargs",
+    "resize_budget",
+    "decode",
+)
 
 
 def load_hyperparams(algo: str, env_id: str, path: str | Path | None = None) -> dict[str, Any]:
@@ -184,6 +193,12 @@ def resolve_hyperparams(cfg: TrainConfig) -> dict[str, Any]:
         raise SpecError(f"n_envs must be positive, got {hp.get('n_envs')}")
     if hp.get("resize_budget") is not None and cfg.algo != "maskable_ppo":
         raise SpecError("resize_budget narrows action masks: only maskable_ppo uses them")
+    try:
+        decode = check_decode(hp.get("decode", "greedy"))
+    except ValueError as e:
+        raise SpecError(f"hyperparameter {e}") from None
+    if decode != "greedy" and cfg.algo != "maskable_ppo":
+        raise SpecError("decode=kind reads the masked distribution: only maskable_ppo has it")
     return hp
 
 
@@ -249,6 +264,7 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
         seed=cfg.seed,
         resize_budget=limit,
         training=training,
+        decode=str(hp.get("decode", "greedy")),
     )
     return model, venv, hp, card
 

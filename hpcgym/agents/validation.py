@@ -2,8 +2,9 @@
 
 Every ``every`` steps (at the first rollout boundary at or after each multiple), the current
 policy plays ``episodes`` episodes of the training preset on its *validation* split (the env's
-``split="validation"``; training uses ``"train"``), always the same reset seeds, greedily
-(``deterministic=True``) and masked. The episode objective is minus the episode's return (the
+``split="validation"``; training uses ``"train"``), always the same reset seeds,
+deterministically under the card's decoding (``hpcgym.agents.decode``: greedy unless the run
+set ``decode=kind``) and masked. The episode objective is minus the episode's return (the
 rewards of a finished episode sum to minus it), so lower is better. Each evaluation appends a
 row to ``validation.csv`` and redraws ``learning_curve.png``; when its mean objective is the best
 so far the agent is saved as ``best`` (``best.safetensors`` and ``best.json``) beside the final
@@ -27,6 +28,8 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from hpcgym.agents.decode import deterministic_action
+from hpcgym.agents.layout import menu_blocks
 from hpcgym.agents.saved import AgentCard, save_agent, write_atomic
 
 VALIDATION_SEEDS = 30_000
@@ -100,17 +103,15 @@ class ValidationCallback(BaseCallback):
         env = self._env
         predict: Any = self.model.predict  # MaskablePPO's takes the masks, plain SB3's not
         masked = "action_masks" in inspect.signature(predict).parameters
+        blocks = menu_blocks(env)
         out, truncated = [], 0
         for k in range(self.episodes):
             obs, _ = env.reset(seed=VALIDATION_SEEDS + k)
             total, done = 0.0, False
             while not done:
-                if masked:
-                    mask = env.unwrapped.action_masks()
-                    action, _ = predict(obs, action_masks=mask, deterministic=True)
-                else:
-                    action, _ = predict(obs, deterministic=True)
-                obs, reward, term, trunc, _ = env.step(int(action))
+                mask = env.unwrapped.action_masks() if masked else None
+                action = deterministic_action(self.model, obs, mask, self.card.decode, blocks)
+                obs, reward, term, trunc, _ = env.step(action)
                 total += float(reward)
                 done = term or trunc
             truncated += int(trunc and not term)

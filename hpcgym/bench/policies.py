@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from hpcgym.agents.decode import deterministic_action
+from hpcgym.agents.layout import Blocks, menu_blocks
 from hpcgym.baselines import names as baseline_names
 from hpcgym.errors import SpecError
 
@@ -136,6 +138,8 @@ class AdaptedBaseline(EnvPolicy):
 class AgentPolicy(EnvPolicy):
     """A saved SB3 agent, acting deterministically with the mask applied when it can take one.
 
+    Deterministic under its card's decoding (``card.decode``, :mod:`hpcgym.agents.decode`).
+
     The env gets the card's encoding arguments (observation, windows, levels, ...), never its
     episode arguments (:data:`EPISODE_KEYS`), so the agent schedules the evaluation's jobs. A
     MaskablePPO agent trained with a resize budget runs in an env with the same budget
@@ -151,6 +155,8 @@ class AgentPolicy(EnvPolicy):
         if self.card.resize_budget is not None:
             self.env_overrides["resize_budget"] = self.card.resize_budget
         self._masked = self.card.algo == "maskable_ppo"
+        self.decode = self.card.decode
+        self._blocks: Blocks | None = None
 
     def bind(self, env: Any) -> None:
         """Check the env is the agent's preset, with the agent's resize budget."""
@@ -163,14 +169,16 @@ class AgentPolicy(EnvPolicy):
                 f"agent trained with resize_budget={budget}: make the env with "
                 f"resize_budget={budget} (policy.env_overrides has it)"
             )
+        self._blocks = menu_blocks(env)
 
     def act(self, obs: Any, mask: np.ndarray) -> int:
-        """The model's deterministic action; an unmasked model's illegal choice becomes advance."""
+        """The model's deterministic action under the card's decoding.
+
+        An unmasked model's illegal choice becomes advance.
+        """
         if self._masked:
-            action, _ = self.model.predict(obs, action_masks=mask, deterministic=True)
-            return int(action)
-        action, _ = self.model.predict(obs, deterministic=True)
-        a = int(action)
+            return deterministic_action(self.model, obs, mask, self.decode, self._blocks)
+        a = deterministic_action(self.model, obs, None, "greedy", None)
         return a if mask[a] else 0
 
 
