@@ -577,11 +577,14 @@ Train an agent on a preset, seeded, and save it with its card in a run folder
 episodes.csv, hyperparams.json, timing.json). Training uses the train split of the workload;
 validation runs on the validation split.
 Hyperparameters come from hpcgym/agents/hyperparams/<algo>.yml; --hp overrides one.
+--hp decode=kind validates and plays the agent kind-first (the most likely kind of command,
+then its best entry) instead of greedily; the card keeps it (docs/bench.md, "Decoding").
 
 examples:
   hpcgym train --env hpcgym/Malleable-v0 --timesteps 100000 --checkpoint-every 25000
   hpcgym train --env hpcgym/Rigid-v0 --algo ppo --timesteps 50000
-  hpcgym train --env hpcgym/Malleable-v0 --pretrain first-fit --hp n_steps=256"""
+  hpcgym train --env hpcgym/Malleable-v0 --pretrain first-fit --hp n_steps=256
+  hpcgym train --env hpcgym/Rigid-v0 --hp decode=kind --eval-every 10000"""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
