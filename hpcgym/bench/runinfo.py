@@ -102,11 +102,21 @@ def run_config(scenarios: Sequence[Scenario], policies: Sequence[str] | None) ->
 
 
 def config_hash(config: dict[str, Any]) -> str:
-    """Eight hex digits of the SHA-256 of ``config`` (agents by their file's hash)."""
+    """Eight hex digits of the SHA-256 of ``config`` (agents by their file's hash).
+
+    An agent's decoding is part of it when it is not the default (``sha256:kind``): the same
+    weights played kind-first are another policy, and greedy agents keep the hashes they had
+    before decodings existed.
+    """
     key = dict(config)
-    key["agents"] = {p: a["sha256"] for p, a in config.get("agents", {}).items()}
+    key["agents"] = {p: _agent_key(a) for p, a in config.get("agents", {}).items()}
     text = json.dumps(key, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def _agent_key(agent: dict[str, Any]) -> Any:
+    decode = (agent.get("card") or {}).get("decode", "greedy")
+    return agent["sha256"] if decode == "greedy" else f"{agent['sha256']}:{decode}"
 
 
 def config_scenarios(config: dict[str, Any]) -> tuple[list[Scenario], list[str] | None]:

@@ -215,3 +215,16 @@ def test_the_bench_bar_counts_every_cell_with_an_eta(
     quiet.step("x")
     quiet.close()
     assert capsys.readouterr().err == ""
+
+
+def test_an_agents_decoding_is_part_of_the_configuration() -> None:
+    from hpcgym.bench.runinfo import config_hash
+
+    def config(card: dict[str, object] | None) -> dict[str, object]:
+        agent = {"file": "/x/agent.safetensors", "sha256": "ab" * 32, "card": card}
+        return {"scenarios": [], "policies": ["x"], "agents": {"x": agent}}
+
+    old = config_hash(config(None))  # a card from before decodings, or none
+    assert config_hash(config({"algo": "maskable_ppo"})) == old
+    assert config_hash(config({"algo": "maskable_ppo", "decode": "greedy"})) == old
+    assert config_hash(config({"algo": "maskable_ppo", "decode": "kind"})) != old
