@@ -295,7 +295,28 @@ register(
     )
 )
 
-CROSS_TRACE = {"malleable-small-v2": ("malleable-small-kth-v0",)}
+# rigid-lublin-v1's cross-trace tests: the same preset and rules on the test splits of two real
+# traces, each on its own machine (SDSC SP2: 128 nodes; KTH SP2: 100), 256-job windows. Jobs
+# that outlive their requested time are killed there (the preset's rule; lublin_256 has none).
+for _name, _set, _where in (
+    ("rigid-sdsc-sp2-v0", "swf/sdsc-sp2-v0", "SDSC SP2 on its 128 nodes"),
+    ("rigid-kth-v0", "swf/kth-sp2-v0", "KTH SP2 on its 100 nodes"),
+):
+    register(
+        Scenario(
+            _name,
+            "hpcgym/Rigid-v0",
+            {"workload": _set, "platform": None, **_TEST},
+            _seeds(30),
+            (*CLASSIC, "easy-sjf", "easy-f1", "random", "advance"),
+            f"cross-trace: 256-job test-split windows of {_where} (rigid)",
+        )
+    )
+
+CROSS_TRACE = {
+    "malleable-small-v2": ("malleable-small-kth-v0",),
+    "rigid-lublin-v1": ("rigid-sdsc-sp2-v0", "rigid-kth-v0"),
+}
 """Each scenario's cross-trace tests: the same setting on other machines' traces."""
 
 # RLScheduler's setting (docs/rlscheduler.md): reserve mode on RLScheduler's job lists, 1,024-job

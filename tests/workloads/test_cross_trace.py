@@ -47,3 +47,25 @@ def test_the_kth_cross_trace_scenario_draws_its_windows_from_the_kth_test_split(
         env.reset(seed=seed)
         ids = {j.id for j in env.unwrapped.episode.jobs}
         assert len(ids) == 64 and ids <= allowed
+
+
+@pytest.mark.parametrize(
+    ("name", "workload", "nodes"),
+    [("rigid-sdsc-sp2-v0", "swf/sdsc-sp2-v0", 128), ("rigid-kth-v0", "swf/kth-sp2-v0", 100)],
+)
+def test_the_rigid_cross_trace_scenarios_play_the_traces_test_splits_on_their_machines(
+    name: str, workload: str, nodes: int
+) -> None:
+    sc = scenarios.get(name)
+    assert sc.name in scenarios.CROSS_TRACE["rigid-lublin-v1"]
+    assert "easy-f1" in sc.policies and "easy-sjf" in sc.policies
+    w = load(workload)
+    test = time_splits(w)["test"]
+    allowed = {j.id for j in w.jobs[test.first : test.stop]}
+    env = gym.make(sc.env_id, **sc.env_kwargs)
+    for seed in sc.seeds[:5]:
+        env.reset(seed=seed)
+        episode = env.unwrapped.episode
+        ids = {j.id for j in episode.jobs}
+        assert len(ids) == 256 and ids <= allowed
+        assert episode.platform.clusters[0].nodes == nodes
