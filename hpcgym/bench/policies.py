@@ -155,7 +155,6 @@ class AgentPolicy(EnvPolicy):
         if self.card.resize_budget is not None:
             self.env_overrides["resize_budget"] = self.card.resize_budget
         self._masked = self.card.algo == "maskable_ppo"
-        self.decode = self.card.decode
         self._blocks: Blocks | None = None
 
     def bind(self, env: Any) -> None:
@@ -177,7 +176,7 @@ class AgentPolicy(EnvPolicy):
         An unmasked model's illegal choice becomes advance.
         """
         if self._masked:
-            return deterministic_action(self.model, obs, mask, self.decode, self._blocks)
+            return deterministic_action(self.model, obs, mask, self.card.decode, self._blocks)
         a = deterministic_action(self.model, obs, None, "greedy", None)
         return a if mask[a] else 0
 
