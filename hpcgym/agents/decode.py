@@ -1,4 +1,4 @@
-"""How a trained policy's distribution becomes one deterministic action.
+"""How a trained policy's distribution becomes one action, reproducibly.
 
 ``greedy`` (SB3's ``deterministic=True``) takes the single most likely legal entry. On hpcgym's
 menu that is biased towards *advance*: advance is one entry, while the probability of starting
@@ -13,9 +13,17 @@ then that block's most likely legal entry. It is the mode of the policy's choice
 followed by the mode within the kind, and it equals greedy whenever one block holds all the
 legal entries. Ties go to the block that comes first in the menu, then to the first entry.
 
+``sample`` draws the action from the masked distribution, as PPO does in training and as
+RLScheduler's evaluation script plays its agent (``docs/rlscheduler.md``, "The RL column"). The
+draws come from a generator seeded with the episode's reset seed (:func:`sample_rng`), so a
+sampled episode is as reproducible as a greedy one: the same agent, episode and seed give the
+same actions.
+
 The decoding is part of an agent: ``hpcgym train --hp decode=kind`` validates with it (so the
 validation-chosen ``best`` is chosen under it) and writes it on the agent card, and every
-deterministic player of the agent (bench, evaluate, validation) reads it from there.
+player of the agent (bench, evaluate, validation) reads it from there. To play a trained agent
+another way, copy its files and change the card's ``"decode"``: the weights' hash stays, and the
+bench's configuration hash includes any decoding but greedy.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ import numpy as np
 
 from hpcgym.agents.layout import Blocks
 
-DECODINGS = ("greedy", "kind")
+DECODINGS = ("greedy", "kind", "sample")
 """The decoding rules, the first the default."""
 
 
@@ -74,13 +82,38 @@ def policy_probs(model: Any, obs: Any, mask: np.ndarray) -> np.ndarray:
     return np.asarray(probs.cpu().numpy()).reshape(-1)
 
 
-def deterministic_action(
-    model: Any, obs: Any, mask: np.ndarray | None, decode: str, blocks: Blocks | None
-) -> int:
-    """One deterministic action of ``model`` under the ``decode`` rule.
+def sample_rng(seed: int) -> np.random.Generator:
+    """The generator ``sample`` decoding draws from in the episode whose reset seed is ``seed``.
 
-    ``mask`` is None for a model that takes no masks (greedy only: ``kind`` needs the masked
-    distribution of MaskablePPO). ``blocks`` is needed for ``kind``.
+    Its own stream (the seed with a fixed tag), not the env's: the jobs an episode draws and the
+    actions drawn in it are independent.
+    """
+    return np.random.default_rng([int(seed), 0xDEC0DE])
+
+
+def sampled(probs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
+    """One legal entry drawn from ``probs`` restricted to ``mask`` (renormalised)."""
+    p = np.where(np.asarray(mask, dtype=bool), np.asarray(probs, dtype=float), 0.0)
+    p = np.clip(p, 0.0, None)
+    total = p.sum()
+    if not total > 0.0:
+        raise ValueError("no legal entry with probability in the mask")
+    return int(rng.choice(len(p), p=p / total))
+
+
+def agent_action(
+    model: Any,
+    obs: Any,
+    mask: np.ndarray | None,
+    decode: str,
+    blocks: Blocks | None,
+    rng: np.random.Generator | None = None,
+) -> int:
+    """One action of ``model`` under the ``decode`` rule.
+
+    ``mask`` is None for a model that takes no masks (greedy only: ``kind`` and ``sample`` need
+    the masked distribution of MaskablePPO). ``blocks`` is needed for ``kind``, ``rng`` (seeded
+    by the caller with the episode's seed) for ``sample``.
     """
     if check_decode(decode) == "greedy":
         if mask is None:
@@ -88,6 +121,12 @@ def deterministic_action(
         else:
             action, _ = model.predict(obs, action_masks=mask, deterministic=True)
         return int(np.asarray(action).reshape(-1)[0])
-    if mask is None or blocks is None:
-        raise ValueError("kind decoding needs the action mask and the env's menu blocks")
+    if mask is None:
+        raise ValueError(f"{decode} decoding needs the action mask (a MaskablePPO agent)")
+    if decode == "sample":
+        if rng is None:
+            raise ValueError("sample decoding needs a generator seeded with the episode's seed")
+        return sampled(policy_probs(model, obs, mask), mask, rng)
+    if blocks is None:
+        raise ValueError("kind decoding needs the env's menu blocks")
     return kind_first(policy_probs(model, obs, mask), mask, blocks)

@@ -168,8 +168,9 @@ class AgentCard:
     training: dict[str, Any] = field(default_factory=dict)
     """The training run's configuration (resolved hyperparameters, seed, budget)."""
     decode: str = "greedy"
-    """How the agent's distribution becomes one deterministic action (``hpcgym.agents.decode``):
-    ``greedy`` (the most likely entry) or ``kind`` (the most likely kind, then its best entry)."""
+    """How the agent's distribution becomes one action (``hpcgym.agents.decode``): ``greedy``
+    (the most likely entry), ``kind`` (the most likely kind, then its best entry) or ``sample``
+    (drawn, from a generator seeded with the episode's seed)."""
 
     def to_json(self) -> str:
         """The card as JSON text (with its ``format``)."""

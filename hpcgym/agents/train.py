@@ -198,7 +198,7 @@ def resolve_hyperparams(cfg: TrainConfig) -> dict[str, Any]:
     except ValueError as e:
         raise SpecError(f"hyperparameter {e}") from None
     if decode != "greedy" and cfg.algo != "maskable_ppo":
-        raise SpecError("decode=kind reads the masked distribution: only maskable_ppo has it")
+        raise SpecError(f"decode={decode} reads the masked distribution: only maskable_ppo has it")
     return hp
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
-from hpcgym.agents.decode import deterministic_action
+from hpcgym.agents.decode import agent_action, sample_rng
 from hpcgym.agents.layout import menu_blocks
 from hpcgym.agents.saved import AgentCard, save_agent, write_atomic
 
@@ -107,10 +107,11 @@ class ValidationCallback(BaseCallback):
         out, truncated = [], 0
         for k in range(self.episodes):
             obs, _ = env.reset(seed=VALIDATION_SEEDS + k)
+            rng = sample_rng(VALIDATION_SEEDS + k)  # only sample decoding draws from it
             total, done = 0.0, False
             while not done:
                 mask = env.unwrapped.action_masks() if masked else None
-                action = deterministic_action(self.model, obs, mask, self.card.decode, blocks)
+                action = agent_action(self.model, obs, mask, self.card.decode, blocks, rng)
                 obs, reward, term, trunc, _ = env.step(action)
                 total += float(reward)
                 done = term or trunc

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.agents.decode import deterministic_action
+from hpcgym.agents.decode import agent_action, sample_rng
 from hpcgym.agents.layout import Blocks, menu_blocks
 from hpcgym.baselines import names as baseline_names
 from hpcgym.errors import SpecError
@@ -136,9 +136,11 @@ class AdaptedBaseline(EnvPolicy):
 
 
 class AgentPolicy(EnvPolicy):
-    """A saved SB3 agent, acting deterministically with the mask applied when it can take one.
+    """A saved SB3 agent, acting with the mask applied when it can take one.
 
-    Deterministic under its card's decoding (``card.decode``, :mod:`hpcgym.agents.decode`).
+    It plays under its card's decoding (``card.decode``, :mod:`hpcgym.agents.decode`); sampled
+    decoding draws from a generator seeded with the episode's seed, so every decoding is
+    reproducible.
 
     The env gets the card's encoding arguments (observation, windows, levels, ...), never its
     episode arguments (:data:`EPISODE_KEYS`), so the agent schedules the evaluation's jobs. A
@@ -156,6 +158,7 @@ class AgentPolicy(EnvPolicy):
             self.env_overrides["resize_budget"] = self.card.resize_budget
         self._masked = self.card.algo == "maskable_ppo"
         self._blocks: Blocks | None = None
+        self._rng = sample_rng(0)
 
     def bind(self, env: Any) -> None:
         """Check the env is the agent's preset, with the agent's resize budget."""
@@ -170,14 +173,18 @@ class AgentPolicy(EnvPolicy):
             )
         self._blocks = menu_blocks(env)
 
+    def reset(self, seed: int) -> None:
+        """A new episode: sampled decoding draws from a generator seeded with ``seed``."""
+        self._rng = sample_rng(seed)
+
     def act(self, obs: Any, mask: np.ndarray) -> int:
-        """The model's deterministic action under the card's decoding.
+        """The model's action under the card's decoding.
 
         An unmasked model's illegal choice becomes advance.
         """
         if self._masked:
-            return deterministic_action(self.model, obs, mask, self.card.decode, self._blocks)
-        a = deterministic_action(self.model, obs, None, "greedy", None)
+            return agent_action(self.model, obs, mask, self.card.decode, self._blocks, self._rng)
+        a = agent_action(self.model, obs, None, "greedy", None)
         return a if mask[a] else 0
 
 

@@ -1,4 +1,4 @@
-"""Kind-first decoding: the unit rule, the model's probabilities, and the card carrying it."""
+"""Decodings (greedy, kind-first, sampled): the unit rules, the model's probabilities, the card."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import hpcgym  # noqa: F401
-from hpcgym.agents.decode import deterministic_action, kind_first, policy_probs
+from hpcgym.agents.decode import agent_action, kind_first, policy_probs, sample_rng, sampled
 from hpcgym.agents.layout import menu_blocks
 from hpcgym.agents.saved import AgentCard, load_agent
 from hpcgym.agents.train import TrainConfig, train
@@ -86,15 +86,17 @@ def test_policy_probs_are_the_masked_distribution_greedy_plays(agent: Path) -> N
         p = policy_probs(model, obs, mask)
         assert p.shape == mask.shape and p.sum() == pytest.approx(1.0, abs=1e-5)
         assert (p[~mask.astype(bool)] < 1e-6).all()
-        greedy = deterministic_action(model, obs, mask, "greedy", blocks)
+        greedy = agent_action(model, obs, mask, "greedy", blocks)
         assert greedy == int(np.argmax(p))
-        kind = deterministic_action(model, obs, mask, "kind", blocks)
+        kind = agent_action(model, obs, mask, "kind", blocks)
         assert kind == kind_first(p, mask, blocks)
         obs, _, term, trunc, info = env.step(kind)
         if term or trunc:
             obs, info = env.reset()
     with pytest.raises(ValueError, match="decode must be"):
-        deterministic_action(model, obs, info["action_mask"], "sample", blocks)
+        agent_action(model, obs, info["action_mask"], "beam", blocks)
+    with pytest.raises(ValueError, match="needs a generator"):
+        agent_action(model, obs, info["action_mask"], "sample", blocks)
 
 
 def test_the_card_carries_the_decoding_to_validation_and_the_bench(agent: Path) -> None:
@@ -109,7 +111,7 @@ def test_the_card_carries_the_decoding_to_validation_and_the_bench(agent: Path) 
     obs, info = env.reset(seed=1000)
     done = False
     while not done:
-        a = deterministic_action(model, obs, info["action_mask"], "kind", blocks)
+        a = agent_action(model, obs, info["action_mask"], "kind", blocks)
         obs, _, term, trunc, info = env.step(a)
         done = term or trunc
     table = evaluate([str(agent)], saved.env_id, [1000], {**kwargs, "split": "test"})
@@ -181,14 +183,16 @@ def test_validation_plays_under_the_runs_decoding(
     import hpcgym.agents.validation as validation
 
     used: list[str] = []
-    real = validation.deterministic_action
+    real = validation.agent_action
 
-    def recording(model: object, obs: object, mask: object, decode: str, blocks: object) -> int:
+    def recording(
+        model: object, obs: object, mask: object, decode: str, blocks: object, rng: object
+    ) -> int:
         used.append(decode)
-        return real(model, obs, mask, decode, blocks)  # type: ignore[arg-type]
+        return real(model, obs, mask, decode, blocks, rng)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(validation, "deterministic_action", recording)
-    for decode in ("kind", "greedy"):
+    monkeypatch.setattr(validation, "agent_action", recording)
+    for decode in ("kind", "greedy", "sample"):
         used.clear()
         cfg = TrainConfig(
             env_id="hpcgym/Rigid-v0",
@@ -201,3 +205,57 @@ def test_validation_plays_under_the_runs_decoding(
         )
         train(cfg)
         assert used and set(used) == {decode}
+
+
+def test_sampling_draws_legal_entries_in_proportion_and_is_seeded() -> None:
+    probs = np.array([0.5, 0.2, 0.2, 0.1])
+    mask = np.array([True, True, False, True])  # 0.5 / 0.2 / 0.1 renormalised over 0.8
+    rng = np.random.default_rng(7)
+    draws = np.array([sampled(probs, mask, rng) for _ in range(20_000)])
+    assert not (draws == 2).any()
+    freq = np.bincount(draws, minlength=4) / len(draws)
+    assert freq == pytest.approx([0.625, 0.25, 0.0, 0.125], abs=0.015)
+    # The same episode seed gives the same draws; another seed others; not the env's stream.
+    one, two = sample_rng(5), sample_rng(5)
+    first = [sampled(probs, mask, one) for _ in range(50)]
+    assert first == [sampled(probs, mask, two) for _ in range(50)]
+    other = sample_rng(6)
+    assert first != [sampled(probs, mask, other) for _ in range(50)]
+    assert sample_rng(5).random(4).tolist() != np.random.default_rng(5).random(4).tolist()
+    with pytest.raises(ValueError, match="no legal entry"):
+        sampled(np.array([0.5, 0.5, 0.0, 0.0]), np.array([False, False, True, True]), rng)
+
+
+def test_an_agent_whose_card_says_sample_plays_seeded_draws(agent: Path, tmp_path: Path) -> None:
+    # The documented way to play a trained agent another way: copy it, change the card.
+    sample = tmp_path / "sample"
+    sample.mkdir()
+    for f in agent.glob("agent.*"):
+        (sample / f.name).write_bytes(f.read_bytes())
+    card = json.loads((sample / "agent.json").read_text())
+    card["decode"] = "sample"
+    (sample / "agent.json").write_text(json.dumps(card))
+    model, saved = load_agent(sample)
+    assert saved.decode == "sample"
+    kwargs = {"n_jobs": 24, "split": "test"}
+
+    def by_hand(seed: int, draws: int) -> tuple[list[int], float]:
+        env = gym.make(saved.env_id, **{**saved.env_kwargs, **kwargs})
+        blocks = menu_blocks(env)
+        rng = sample_rng(draws)
+        obs, info = env.reset(seed=seed)
+        actions, done = [], False
+        while not done:
+            a = agent_action(model, obs, info["action_mask"], "sample", blocks, rng)
+            actions.append(a)
+            obs, _, term, trunc, info = env.step(a)
+            done = term or trunc
+        return actions, float(info["metrics"]["mean_bsld"])
+
+    actions, score = by_hand(1000, 1000)
+    for _ in range(2):  # the bench draws from the episode seed's generator, every time
+        table = evaluate([str(sample)], saved.env_id, [1000], kwargs)
+        assert table["mean_bsld"].iloc[0] == pytest.approx(score, rel=1e-12)
+    # The draws matter: other draws on the same episode are other actions.
+    other, _ = by_hand(1000, 1001)
+    assert other != actions
