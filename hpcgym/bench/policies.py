@@ -157,6 +157,11 @@ class AgentPolicy(EnvPolicy):
         if self.card.resize_budget is not None:
             self.env_overrides["resize_budget"] = self.card.resize_budget
         self._masked = self.card.algo == "maskable_ppo"
+        if not self._masked and self.card.decode != "greedy":
+            raise SpecError(
+                f"{path}: the card says decode={self.card.decode}, which reads the masked "
+                f"distribution; a {self.card.algo} agent plays greedy only (set it in the card)"
+            )
         self._blocks: Blocks | None = None
         self._rng = sample_rng(0)
 

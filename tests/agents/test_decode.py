@@ -259,3 +259,24 @@ def test_an_agent_whose_card_says_sample_plays_seeded_draws(agent: Path, tmp_pat
     # The draws matter: other draws on the same episode are other actions.
     other, _ = by_hand(1000, 1001)
     assert other != actions
+
+
+def test_an_unmasked_agent_whose_card_asks_for_draws_is_refused(tmp_path: Path) -> None:
+    from hpcgym.bench.policies import AgentPolicy
+
+    out = tmp_path / "ppo"
+    cfg = TrainConfig(
+        env_id="hpcgym/Rigid-v0",
+        algo="ppo",
+        timesteps=64,
+        env_kwargs={"n_jobs": 8},
+        overrides={"n_steps": 32, "batch_size": 32, "n_epochs": 1},
+        out=str(out),
+    )
+    train(cfg)
+    assert AgentPolicy(out).card.decode == "greedy"
+    card = json.loads((out / "agent.json").read_text())
+    card["decode"] = "sample"
+    (out / "agent.json").write_text(json.dumps(card))
+    with pytest.raises(SpecError, match="decode=sample, which reads the masked distribution"):
+        AgentPolicy(out)
