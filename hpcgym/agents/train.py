@@ -578,7 +578,9 @@ episodes.csv, hyperparams.json, timing.json). Training uses the train split of t
 validation runs on the validation split.
 Hyperparameters come from hpcgym/agents/hyperparams/<algo>.yml; --hp overrides one.
 --hp decode=kind validates and plays the agent kind-first (the most likely kind of command,
-then its best entry) instead of greedily; the card keeps it (docs/bench.md, "Decoding").
+then its best entry) instead of greedily, --hp decode=sample with actions drawn from its
+distribution, seeded by the episode (RLScheduler's rule); the card keeps it (docs/bench.md,
+"Decoding").
 
 examples:
   hpcgym train --env hpcgym/Malleable-v0 --timesteps 100000 --checkpoint-every 25000
