@@ -94,7 +94,6 @@ def sample_rng(seed: int) -> np.random.Generator:
 def sampled(probs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
     """One legal entry drawn from ``probs`` restricted to ``mask`` (renormalised)."""
     p = np.where(np.asarray(mask, dtype=bool), np.asarray(probs, dtype=float), 0.0)
-    p = np.clip(p, 0.0, None)
     total = p.sum()
     if not total > 0.0:
         raise ValueError("no legal entry with probability in the mask")

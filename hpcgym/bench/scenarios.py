@@ -226,6 +226,10 @@ register(
 # ``hpcgym train`` never sees (it trains on the first 70%, validates on the next 10%), and there
 # are 30 of them, enough for the intervals of ``intervals.md`` to separate policies that differ.
 _TEST = {"split": "test"}
+RIGID_DEFAULTS = (*CLASSIC, "easy-sjf", "easy-f1", "random", "advance")
+"""The rigid test scenarios' policies: the classic schedulers, EASY ordered by SJF and by F1
+(RLScheduler's scores; easy-f1 is the best heuristic on rigid-lublin-v1, docs/results.md),
+random and advance."""
 register(
     Scenario(
         "malleable-small-v2",
@@ -252,10 +256,9 @@ register(
         "hpcgym/Rigid-v0",
         dict(_TEST),
         _seeds(30),
-        # EASY ordered by SJF and by F1 (RLScheduler's scores) joined the defaults on 2026-11-25:
-        # easy-f1 is the best heuristic here (docs/results.md), and a table without it flatters
-        # any agent. The episodes are unchanged.
-        (*CLASSIC, "easy-sjf", "easy-f1", "random", "advance"),
+        # easy-sjf and easy-f1 joined the defaults on 2026-11-25 (a table without the best
+        # heuristic flatters any agent); the episodes are unchanged.
+        RIGID_DEFAULTS,
         "256-job test-split windows of lublin_256 (rigid) on 256 nodes",
     )
 )
@@ -308,7 +311,7 @@ for _name, _set, _where in (
             "hpcgym/Rigid-v0",
             {"workload": _set, "platform": None, **_TEST},
             _seeds(30),
-            (*CLASSIC, "easy-sjf", "easy-f1", "random", "advance"),
+            RIGID_DEFAULTS,
             f"cross-trace: 256-job test-split windows of {_where} (rigid)",
         )
     )
