@@ -52,6 +52,7 @@ _OURS = (
     "env_kwargs",
     "resize_budget",
     "decode",
+    "reward_reference",
 )
 
 
@@ -199,6 +200,15 @@ def resolve_hyperparams(cfg: TrainConfig) -> dict[str, Any]:
         raise SpecError(f"hyperparameter {e}") from None
     if decode != "greedy" and cfg.algo != "maskable_ppo":
         raise SpecError(f"decode={decode} reads the masked distribution: only maskable_ppo has it")
+    if hp.get("reward_reference") is not None:
+        import gymnasium as gym
+
+        from hpcgym.agents.reference import check_reference
+        from hpcgym.envs.config import EnvConfig
+
+        spec_kwargs = gym.spec(cfg.env_id).kwargs
+        env_cfg = EnvConfig.from_kwargs({**spec_kwargs, **hp["env_kwargs"]})
+        check_reference(hp["reward_reference"], env_cfg.weights)
     return hp
 
 
@@ -209,6 +219,7 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
 
     from hpcgym.agents.callbacks import TimedVecEnv
     from hpcgym.agents.make import make_agent
+    from hpcgym.agents.reference import RelativeReward
     from hpcgym.agents.vec import make_mask_vec_env
 
     vec_kind = "subproc" if cfg.subproc else cfg.vec_env
@@ -220,8 +231,9 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
     module = cfg.env_id.split("/")[0]
     n_envs = int(hp.get("n_envs", 1))
     limit = None if budget is None else int(budget)
+    reference = hp.get("reward_reference")
     if vec_kind == "mask":
-        base: Any = make_mask_vec_env(cfg.env_id, n_envs, cfg.seed, env_kwargs, limit)
+        base: Any = make_mask_vec_env(cfg.env_id, n_envs, cfg.seed, env_kwargs, limit, reference)
     else:
         # The env applies the budget (``EnvConfig.resize_budget``), as in the default VecEnv.
         budgeted = env_kwargs if limit is None else {**env_kwargs, "resize_budget": limit}
@@ -231,6 +243,8 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
             seed=cfg.seed,
             env_kwargs=budgeted,
             vec_env_cls=SubprocVecEnv if vec_kind == "subproc" else DummyVecEnv,
+            wrapper_class=None if reference is None else RelativeReward,
+            wrapper_kwargs=None if reference is None else {"reference": reference},
         )
     venv = TimedVecEnv(base)
     tb = cfg.tensorboard_dir()
@@ -580,7 +594,8 @@ Hyperparameters come from hpcgym/agents/hyperparams/<algo>.yml; --hp overrides o
 --hp decode=kind validates and plays the agent kind-first (the most likely kind of command,
 then its best entry) instead of greedily, --hp decode=sample with actions drawn from its
 distribution, seeded by the episode (RLScheduler's rule); the card keeps it (docs/bench.md,
-"Decoding").
+"Decoding"). --hp reward_reference=NAME trains on the reward relative to baseline NAME's
+schedule of the same episode (bsld and wait rewards; docs/bench.md, "Relative rewards").
 
 examples:
   hpcgym train --env hpcgym/Malleable-v0 --timesteps 100000 --checkpoint-every 25000

@@ -260,11 +260,19 @@ def make_generator(state: dict[str, Any]) -> np.random.Generator:
 
 
 def _cluster_env(env: gym.Env[Any, Any]) -> Any:
-    """The hpcgym env itself; wrappers with a state of their own cannot be checkpointed."""
+    """The hpcgym env itself.
+
+    Wrappers with a state of their own cannot be checkpointed, unless that state follows from
+    the episode and the actions (``replayable = True``, as
+    :class:`hpcgym.agents.reference.RelativeReward`): :meth:`MaskVecEnv.restore` replays them.
+    """
     from hpcgym.errors import SpecError
 
-    if env is not env.unwrapped:
-        raise SpecError(f"checkpoints need bare hpcgym envs in the VecEnv, got {env}")
+    layer = env
+    while layer is not layer.unwrapped:
+        if not getattr(type(layer), "replayable", False):
+            raise SpecError(f"checkpoints need bare hpcgym envs in the VecEnv, got {env}")
+        layer = layer.env  # type: ignore[attr-defined]
     return env.unwrapped
 
 
@@ -274,8 +282,12 @@ def make_mask_vec_env(
     seed: int,
     env_kwargs: dict[str, Any],
     resize_budget: int | None = None,
+    reward_reference: str | None = None,
 ) -> MaskVecEnv:
-    """``make_vec_env``'s seeding on a :class:`MaskVecEnv` (no ``Monitor``, no wrappers).
+    """``make_vec_env``'s seeding on a :class:`MaskVecEnv` (no ``Monitor``; no wrappers).
+
+    With ``reward_reference`` (a baseline's name) each env is wrapped in
+    :class:`~hpcgym.agents.reference.RelativeReward`.
 
     ``gym.make`` adds two wrappers that only act before the first step: the passive checker
     (checks the first reset and step; the env's own tests check its API) and order
@@ -293,6 +305,10 @@ def make_mask_vec_env(
         def build() -> gym.Env[Any, Any]:
             env = gym.make(spec, disable_env_checker=True, **kwargs)
             env.action_space.seed(seed + rank)
+            if reward_reference is not None:
+                from hpcgym.agents.reference import RelativeReward
+
+                return RelativeReward(env, reward_reference)
             return env
 
         return build
