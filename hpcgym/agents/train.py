@@ -35,6 +35,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -243,8 +244,9 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
             seed=cfg.seed,
             env_kwargs=budgeted,
             vec_env_cls=SubprocVecEnv if vec_kind == "subproc" else DummyVecEnv,
-            wrapper_class=None if reference is None else RelativeReward,
-            wrapper_kwargs=None if reference is None else {"reference": reference},
+            wrapper_class=None
+            if reference is None
+            else partial(RelativeReward, reference=reference),
         )
     venv = TimedVecEnv(base)
     tb = cfg.tensorboard_dir()
