@@ -116,6 +116,7 @@ def reference_curves(
 ) -> tuple[dict[str, _Curve], dict[str, float], int]:
     """Run baseline ``name`` on ``episode``'s jobs; each term's potential curve and objective.
 
+    The baseline runs in its own setting (``BaseScheduler.setting``), as in the benchmark.
     Returns the curves (sums over jobs, not yet divided by the number of jobs), the reference's
     objective per term (as the env's rewarder reads it from the summary) and the number of jobs.
     """
@@ -123,7 +124,7 @@ def reference_curves(
     from hpcgym.sim import SimConfig
 
     result = make(name).simulate(
-        episode.platform, episode.jobs, SimConfig(kill_on_walltime=kill_on_walltime)
+        episode.platform, episode.jobs, SimConfig(kill_on_walltime=kill_on_walltime, bsld_tau=tau)
     )
     cols = result.columns
     s, b, e = cols["submit"], cols["start"], cols["end"]
