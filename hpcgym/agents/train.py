@@ -233,8 +233,9 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
     n_envs = int(hp.get("n_envs", 1))
     limit = None if budget is None else int(budget)
     reference = hp.get("reward_reference")
+    wrap = None if reference is None else partial(RelativeReward, reference=reference)
     if vec_kind == "mask":
-        base: Any = make_mask_vec_env(cfg.env_id, n_envs, cfg.seed, env_kwargs, limit, reference)
+        base: Any = make_mask_vec_env(cfg.env_id, n_envs, cfg.seed, env_kwargs, limit, wrap)
     else:
         # The env applies the budget (``EnvConfig.resize_budget``), as in the default VecEnv.
         budgeted = env_kwargs if limit is None else {**env_kwargs, "resize_budget": limit}
@@ -244,9 +245,7 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
             seed=cfg.seed,
             env_kwargs=budgeted,
             vec_env_cls=SubprocVecEnv if vec_kind == "subproc" else DummyVecEnv,
-            wrapper_class=None
-            if reference is None
-            else partial(RelativeReward, reference=reference),
+            wrapper_class=wrap,
         )
     venv = TimedVecEnv(base)
     tb = cfg.tensorboard_dir()

@@ -282,11 +282,11 @@ def make_mask_vec_env(
     seed: int,
     env_kwargs: dict[str, Any],
     resize_budget: int | None = None,
-    reward_reference: str | None = None,
+    wrapper_class: Callable[[gym.Env[Any, Any]], gym.Env[Any, Any]] | None = None,
 ) -> MaskVecEnv:
-    """``make_vec_env``'s seeding on a :class:`MaskVecEnv` (no ``Monitor``; no wrappers).
+    """``make_vec_env``'s seeding on a :class:`MaskVecEnv` (no ``Monitor``).
 
-    With ``reward_reference`` (a baseline's name) each env is wrapped in
+    No wrapper but ``wrapper_class`` (as ``make_vec_env``'s), e.g.
     :class:`~hpcgym.agents.reference.RelativeReward`.
 
     ``gym.make`` adds two wrappers that only act before the first step: the passive checker
@@ -305,11 +305,7 @@ def make_mask_vec_env(
         def build() -> gym.Env[Any, Any]:
             env = gym.make(spec, disable_env_checker=True, **kwargs)
             env.action_space.seed(seed + rank)
-            if reward_reference is not None:
-                from hpcgym.agents.reference import RelativeReward
-
-                return RelativeReward(env, reward_reference)
-            return env
+            return env if wrapper_class is None else wrapper_class(env)
 
         return build
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -154,7 +155,8 @@ def test_bad_references_are_refused_before_anything_runs(tmp_path: Path) -> None
 
 def test_checkpoint_replay_rebuilds_the_wrapped_envs() -> None:
     kw = {**RESERVE, "n_jobs": 32}
-    a = make_mask_vec_env("hpcgym/Rigid-v0", 2, 7, kw, None, "f1-reserve")
+    wrap = partial(RelativeReward, reference="f1-reserve")
+    a = make_mask_vec_env("hpcgym/Rigid-v0", 2, 7, kw, None, wrap)
     a.reset()
     rng = np.random.default_rng(0)
 
@@ -164,7 +166,7 @@ def test_checkpoint_replay_rebuilds_the_wrapped_envs() -> None:
     for _ in range(45):  # past the end of the first episodes
         a.step(legal(a.action_masks()))
     positions = a.positions()
-    b = make_mask_vec_env("hpcgym/Rigid-v0", 2, 7, kw, None, "f1-reserve")
+    b = make_mask_vec_env("hpcgym/Rigid-v0", 2, 7, kw, None, wrap)
     b.restore(positions)
     for _ in range(10):
         actions = legal(a.action_masks())
