@@ -8,7 +8,8 @@ weights, and ``agent.json``, its card; see :mod:`hpcgym.agents.saved`), ``checkp
 training episode, :class:`~hpcgym.agents.callbacks.EpisodeMetricsCallback`), ``tb/``
 (TensorBoard, ``--tensorboard`` elsewhere), the resolved ``hyperparams.json`` and
 ``timing.json`` (time inside the VecEnv against the learner's, in wall and CPU seconds, and the
-updates' CPU seconds; see :class:`~hpcgym.agents.callbacks.TimedVecEnv`). Files are written
+updates' CPU seconds; see :class:`~hpcgym.agents.callbacks.TimedVecEnv`) and ``run.json`` (what
+produced the run, one segment per invocation; :mod:`hpcgym.agents.runrecord`). Files are written
 under a temporary name and renamed. A folder that already holds a run is refused unless
 ``--resume`` (continue from its last checkpoint, to the same agent as an uninterrupted run) or
 ``--overwrite`` is given.
@@ -40,9 +41,11 @@ from pathlib import Path
 from typing import Any
 
 from hpcgym.agents.decode import check_decode
+from hpcgym.agents.runrecord import RUN_JSON, RunRecord
 from hpcgym.agents.saved import ALGORITHMS, AgentCard, card_for, save_agent, write_atomic
 from hpcgym.cli_checks import at_least, env_kwargs_arg, known_env_id, writable_folder
 from hpcgym.errors import SpecError
+from hpcgym.provenance import git_commit
 
 HYPERPARAMS = Path(__file__).with_name("hyperparams")
 _OURS = (
@@ -122,6 +125,8 @@ class TrainConfig:
     """Steps between validation runs on the validation split (0: none); see ``validation``."""
     eval_episodes: int = 8
     """Episodes per validation run."""
+    command: tuple[str, ...] = ()
+    """The command line that asked for the run (recorded in ``run.json`` and the card)."""
 
     def __post_init__(self) -> None:
         if self.timesteps is not None and self.timesteps <= 0:
@@ -327,6 +332,7 @@ RUN_FILES = (
     "learning_curve.png",
     "best.safetensors",
     "best.json",
+    RUN_JSON,
 )
 """Files of a run folder that ``overwrite`` replaces (with ``checkpoints/`` and ``tb/``)."""
 
@@ -378,6 +384,8 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
     from hpcgym.agents.progress import ProgressBar, planned_timesteps
 
     model, venv, hp, card = build(cfg)  # first: a configuration error changes no file
+    produced_by = {"git_commit": git_commit(), "command": list(cfg.command)}
+    card = replace(card, training={**card.training, "produced_by": produced_by})
     try:
         state = _prepare_run_dir(cfg)
     except SpecError:
@@ -406,6 +414,7 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
             hp["pretrain"] = pretrain(model, cfg, hp["env_kwargs"])
         text = json.dumps(hp, indent=2, sort_keys=True) + "\n"
         write_atomic(run_dir / "hyperparams.json", text)
+    record = RunRecord.open(run_dir, cfg.command, resumed_from)
     total = int(hp["n_timesteps"])
     planned = planned_timesteps(model, total)
     if announce is not None:
@@ -448,6 +457,9 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
             callback=CallbackList(callbacks),
             reset_num_timesteps=resumed_from is None,
         )
+    except BaseException as e:
+        record.close("interrupted" if isinstance(e, KeyboardInterrupt) else "failed", None)
+        raise
     finally:
         if bar is not None:
             bar._on_training_end()  # also after Ctrl-C: give the terminal back
@@ -484,6 +496,7 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
         "threads": cfg.threads,
     }
     write_atomic(run_dir / "timing.json", json.dumps(timing, indent=2) + "\n")
+    record.close("finished", model.num_timesteps)
     return result
 
 
@@ -523,6 +536,7 @@ def run(args: argparse.Namespace) -> int:
         pretrain_epochs=args.pretrain_epochs,
         eval_every=args.eval_every,
         eval_episodes=args.eval_episodes,
+        command=("hpcgym", *(args.argv if args.argv is not None else sys.argv[1:])),
     )
     if args.seeds is not None:
         if args.out:
@@ -589,7 +603,8 @@ def expert_name(text: str) -> str:
 CLI_DESCRIPTION = """\
 Train an agent on a preset, seeded, and save it with its card in a run folder
 (agent.safetensors, agent.json, best.*, validation.csv, learning_curve.png, checkpoints/,
-episodes.csv, hyperparams.json, timing.json). Training uses the train split of the workload;
+episodes.csv, hyperparams.json, timing.json, run.json: the command, commit, versions and
+machine of every invocation). Training uses the train split of the workload;
 validation runs on the validation split.
 Hyperparameters come from hpcgym/agents/hyperparams/<algo>.yml; --hp overrides one.
 --hp decode=kind validates and plays the agent kind-first (the most likely kind of command,

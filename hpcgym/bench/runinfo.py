@@ -17,12 +17,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
-import os
-import platform
-import subprocess
-import sys
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -30,19 +25,9 @@ from hpcgym import __version__
 from hpcgym.bench.policies import policy_kind, sweep_members
 from hpcgym.bench.scenarios import Scenario
 from hpcgym.errors import SpecError
+from hpcgym.provenance import git_commit, machine, now_utc, versions
 
 RUN_JSON = "run.json"
-LIBRARIES = (
-    "numpy",
-    "pandas",
-    "gymnasium",
-    "matplotlib",
-    "torch",
-    "stable-baselines3",
-    "sb3-contrib",
-    "ray",
-    "pyarrow",
-)
 
 
 def scenario_dict(sc: Scenario) -> dict[str, Any]:
@@ -137,57 +122,6 @@ def config_scenarios(config: dict[str, Any]) -> tuple[list[Scenario], list[str] 
     except (KeyError, TypeError) as e:
         raise SpecError(f"not a bench configuration (missing {e}); give a run.json") from None
     return scenarios, config.get("policies")
-
-
-def git_commit() -> str | None:
-    """The commit of the git checkout hpcgym is imported from (``+dirty`` when changed)."""
-    root = Path(__file__).resolve().parents[2]
-    if not (root / ".git").exists():
-        return None
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=10,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=10,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return head + ("+dirty" if dirty else "")
-
-
-def versions() -> dict[str, str | None]:
-    """Python's and the libraries' versions (``None``: not installed); nothing is imported."""
-    out: dict[str, str | None] = {"python": sys.version.split()[0], "hpcgym": __version__}
-    for name in LIBRARIES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
-
-
-def machine() -> dict[str, Any]:
-    """The machine: operating system, architecture, processor and CPU count."""
-    return {
-        "system": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor() or None,
-        "cpus": os.cpu_count(),
-    }
-
-
-def now_utc() -> str:
-    """The current UTC time, ISO 8601, to the second."""
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def run_record(

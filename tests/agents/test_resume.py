@@ -16,6 +16,7 @@ from hpcgym.agents.train import TrainConfig, train
 from hpcgym.agents.vec import make_mask_vec_env
 from hpcgym.cli import main
 from hpcgym.errors import SpecError
+from hpcgym.provenance import git_commit
 
 TINY_HP = {"n_steps": 64, "batch_size": 64, "n_epochs": 2}
 
@@ -75,6 +76,12 @@ def test_an_interrupted_training_resumes_to_the_same_agent(
     pd.testing.assert_frame_equal(one, two)
     timing = json.loads((tmp_path / "cut" / "timing.json").read_text())
     assert timing["resumed_from"] == last
+    # The record keeps both invocations: the one that stopped and the one that finished.
+    one, two = json.loads((tmp_path / "cut" / "run.json").read_text())["segments"]
+    assert one["status"] == ("interrupted" if error is KeyboardInterrupt else "failed")
+    assert "timesteps" not in one and one["resumed_from"] is None
+    assert two["status"] == "finished" and two["timesteps"] == 512
+    assert two["resumed_from"] == last
 
 
 def test_resume_without_a_checkpoint_starts_over_and_checkpoints_load_as_agents(
@@ -213,6 +220,34 @@ def test_ctrl_c_in_the_train_command_says_how_to_resume(
     monkeypatch.undo()
     assert main([*argv, "--resume"]) == 0
     assert "from the checkpoint at 128" in capsys.readouterr().out
+    # What produced the run: each invocation's command and commit, in the folder and the card.
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["format"] == "hpcgym-train-run/1"
+    first, second = record["segments"]
+    assert first["command"] == ["hpcgym", *argv] and first["status"] == "interrupted"
+    assert second["command"] == ["hpcgym", *argv, "--resume"]
+    assert (second["status"], second["resumed_from"], second["timesteps"]) == ("finished", 128, 512)
+    for seg in (first, second):
+        assert seg["git_commit"] == git_commit() and seg["versions"]["torch"]
+        assert seg["machine"]["cpus"] and seg["started"] <= seg["finished"]
+    card = json.loads((tmp_path / "agent.json").read_text())
+    assert card["training"]["produced_by"] == {
+        "git_commit": git_commit(),
+        "command": ["hpcgym", *argv, "--resume"],
+    }
+    # --overwrite starts a new record.
+    assert main([*argv, "--overwrite"]) == 0
+    (only,) = json.loads((tmp_path / "run.json").read_text())["segments"]
+    assert only["command"][-1] == "--overwrite" and only["status"] == "finished"
+
+
+def test_resume_refuses_a_run_record_that_is_not_one(tmp_path: Path) -> None:
+    cfg = tiny(tmp_path / "run", checkpoint_every=128)
+    train(cfg)
+    (tmp_path / "run" / "agent.safetensors").unlink()  # as if stopped after the last checkpoint
+    (tmp_path / "run" / "run.json").write_text('{"status": "running"}')
+    with pytest.raises(SpecError, match="not a training record"):
+        train(dataclasses.replace(cfg, resume=True))
 
 
 def test_overwrite_with_a_bad_configuration_keeps_the_old_run(tmp_path: Path) -> None:

@@ -1,0 +1,96 @@
+"""``run.json`` of a training run: what produced it, one segment per invocation.
+
+``hpcgym train`` writes it into the run folder before the first step and rewrites it (whole,
+atomically) when the invocation ends. A run resumed from a checkpoint keeps its record and
+appends a segment, so a run whose parts come from different commits or machines says so. ::
+
+    {"format": "hpcgym-train-run/1",
+     "segments": [{"command": [...], "git_commit": "...", "hpcgym_version": "...",
+                   "machine": {...}, "versions": {...}, "started": "...Z",
+                   "resumed_from": null, "finished": "...Z", "status": "finished",
+                   "timesteps": 65536}, ...]}
+
+``status`` is ``running`` while the invocation runs, then ``finished``, ``interrupted``
+(Ctrl-C) or ``failed``; a process killed outright leaves ``running``. The agent card keeps the
+commit and command of the invocation that saved it (``training.produced_by``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hpcgym import __version__
+from hpcgym.agents.saved import write_atomic
+from hpcgym.errors import SpecError
+from hpcgym.provenance import git_commit, machine, now_utc, versions
+
+RUN_JSON = "run.json"
+FORMAT = "hpcgym-train-run/1"
+
+
+class RunRecord:
+    """The ``run.json`` of one run folder; :meth:`open` starts this invocation's segment."""
+
+    def __init__(self, path: Path, record: dict[str, Any]) -> None:
+        self.path = path
+        self.record = record
+
+    @classmethod
+    def open(cls, run_dir: Path, command: Sequence[str], resumed_from: int | None) -> RunRecord:
+        """Start a segment: a new record, or the folder's own when resuming.
+
+        Raises:
+            SpecError: Resuming, and the folder's ``run.json`` is not a training record.
+        """
+        path = run_dir / RUN_JSON
+        record: dict[str, Any] = {"format": FORMAT, "segments": []}
+        if resumed_from is not None and path.exists():
+            record = read_run_record(path)
+        record["segments"].append(
+            {
+                "command": list(command),
+                "git_commit": git_commit(),
+                "hpcgym_version": __version__,
+                "machine": machine(),
+                "versions": versions(),
+                "started": now_utc(),
+                "resumed_from": resumed_from,
+                "status": "running",
+            }
+        )
+        out = cls(path, record)
+        out._write()
+        return out
+
+    def close(self, status: str, timesteps: int | None) -> None:
+        """End this invocation's segment with ``status`` (and the steps reached)."""
+        segment = self.record["segments"][-1]
+        segment.update(finished=now_utc(), status=status)
+        if timesteps is not None:
+            segment["timesteps"] = timesteps
+        self._write()
+
+    def _write(self) -> None:
+        write_atomic(self.path, json.dumps(self.record, indent=2) + "\n")
+
+
+def read_run_record(path: Path) -> dict[str, Any]:
+    """A training run's ``run.json``.
+
+    Raises:
+        SpecError: The file is not JSON or not a training record.
+    """
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise SpecError(f"{path}: cannot read the training record ({e})") from None
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        raise SpecError(
+            f"{path}: not a training record (format {FORMAT!r}); move it away or use --overwrite"
+        )
+    if not isinstance(record.get("segments"), list):
+        raise SpecError(f"{path}: a training record without a segments list")
+    return record
