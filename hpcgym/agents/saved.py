@@ -266,14 +266,39 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     os.replace(tmp, path)
 
 
+def unique_tensors(module: Any) -> dict[str, Any]:
+    """The module's state, each tensor once, under its first name in sorted order.
+
+    SB3 policies that share their feature extractor hold the same tensors under several names
+    (``features_extractor.*``, ``pi_features_extractor.*``, ...); safetensors stores each once,
+    and ``safetensors.torch.load_model`` finds the other names again from the module.
+    """
+    state = module.state_dict()
+    seen: set[tuple[Any, ...]] = set()
+    out = {}
+    for name in sorted(state):
+        t = state[name]
+        key = (t.untyped_storage().data_ptr(), t.storage_offset(), t.shape, t.stride(), t.dtype)
+        if key not in seen:
+            seen.add(key)
+            out[name] = t.contiguous()
+    return out
+
+
 def save_agent(model: Any, card: AgentCard, path: str | Path) -> Path:
-    """Write the policy's weights and ``card`` (each atomically); return the weights' path."""
-    from safetensors.torch import save_model
+    """Write the policy's weights and ``card`` (each atomically); return the weights' path.
+
+    The weights file's bytes depend only on the weights: one metadata entry (safetensors keeps
+    metadata in a hash map whose order changes from run to run, so several entries would not),
+    tensors in name order. A retrained agent can then be compared with ``cmp``.
+    """
+    from safetensors.torch import save_file
 
     weights, card_path = model_paths(path)
     weights.parent.mkdir(parents=True, exist_ok=True)
     tmp = weights.with_name(f".{weights.name}.tmp-{os.getpid()}")
-    save_model(model.policy, str(tmp), metadata={"format": CARD_FORMAT, "algo": card.algo})
+    tag = json.dumps({"algo": card.algo, "format": CARD_FORMAT}, sort_keys=True)
+    save_file(unique_tensors(model.policy), str(tmp), metadata={"hpcgym": tag})
     os.replace(tmp, weights)
     write_atomic(card_path, card.to_json() + "\n")
     return weights

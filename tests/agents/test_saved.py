@@ -103,6 +103,26 @@ def test_a_saved_agent_is_weights_and_a_card_and_loads_without_unpickling(
     assert greedy_actions(model) == greedy_actions(trained)
 
 
+def test_the_weights_file_depends_only_on_the_weights(trained: object, tmp_path: Path) -> None:
+    # Saved twice (the second time after a reload): the same bytes, so a retrained agent can
+    # be compared with cmp. Each shared tensor is stored once, and reloads into every name.
+    card = card_for(trained, "maskable_ppo", ENV_ID, KWARGS, seed=1)
+    one = save_agent(trained, card, tmp_path / "one" / "agent")
+    model, _ = load_agent(one)
+    two = save_agent(model, card, tmp_path / "two" / "agent")
+    assert one.read_bytes() == two.read_bytes()
+    header = json.loads(one.read_bytes()[8 : 8 + int.from_bytes(one.read_bytes()[:8], "little")])
+    assert json.loads(header.pop("__metadata__")["hpcgym"]) == {
+        "algo": "maskable_ppo",
+        "format": "hpcgym-agent/1",
+    }
+    state = trained.policy.state_dict()  # type: ignore[attr-defined]
+    assert len(header) < len(state)  # the shared extractor is stored under one name
+    loaded = model.policy.state_dict()  # type: ignore[attr-defined]
+    assert loaded.keys() == state.keys()
+    assert all(torch.equal(loaded[k], state[k]) for k in state)
+
+
 def test_a_card_cannot_name_a_class_to_import(trained: object, tmp_path: Path) -> None:
     card = card_for(trained, "maskable_ppo", ENV_ID, KWARGS)
     save_agent(trained, card, tmp_path / "agent")
