@@ -245,6 +245,15 @@ class PriorityReserve(BaseScheduler):
         self.chosen: int | None = None
         self.reservation: tuple[int, float] | None = None
 
+    def choose(self, sim: Simulator, free: int) -> int:
+        """The queued job to commit to (the queue is not empty): the best-ranked one.
+
+        ``free`` is the number of idle nodes now (jobs started at this decision point
+        deducted). A subclass may rank otherwise; the commitment and backfilling stay.
+        """
+        now = sim.now
+        return min(sim.queue.values(), key=lambda j: self._rank.key(j, now)).spec.id
+
     def schedule(self, sim: Simulator) -> None:
         """Start the chosen job if it fits (and choose again); else backfill around it."""
         _single_cluster(sim, self.name)
@@ -259,7 +268,7 @@ class PriorityReserve(BaseScheduler):
                 if not queue:
                     self.chosen = None
                     return
-                self.chosen = min(queue.values(), key=lambda j: rank.key(j, now)).spec.id
+                self.chosen = self.choose(sim, free)
             need = queue[self.chosen].spec.nodes
             if need > free:
                 break
