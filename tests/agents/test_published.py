@@ -1,0 +1,123 @@
+"""The reference agents shipped in ``agents/``: intact, loadable, and giving their documented runs.
+
+``agents/agents.json`` (written by ``agents/manifest.py``) holds each weights file's and card's
+SHA-256 and the scenarios each agent was benchmarked on; ``agents/<name>/expected/`` holds those
+runs' episodes. The benchmark comparisons replay every episode: the evolving agents' in the
+default run, the others (minutes each) with ``pytest -m slow``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import hpcgym  # noqa: F401
+from hpcgym.agents.saved import load_agent
+from hpcgym.bench import scenarios
+from hpcgym.bench.command import run_bench
+from hpcgym.bench.policies import policy_kind, sweep_members
+from hpcgym.cli import build_parser
+
+AGENTS = Path(__file__).resolve().parents[2] / "agents"
+MANIFEST = json.loads((AGENTS / "agents.json").read_text())
+COLUMNS = ["seed", "train_seed", "mean_bsld", "max_bsld", "mean_wait", "makespan", "utilization"]
+QUICK = {"evolving-bc-infx-kind"}
+"""Agents whose benchmark replay is short enough for the default test run."""
+
+
+def test_the_manifest_lists_every_agent_folder_and_the_readme_names_each() -> None:
+    folders = sorted(p.name for p in AGENTS.iterdir() if (p / "s0").is_dir())
+    assert folders == sorted(MANIFEST) and len(folders) >= 5
+    readme = (AGENTS / "README.md").read_text()
+    for name in folders:
+        assert f"--policy agents/{name}@best" in readme
+        assert f"`{name}`" in readme
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST))
+def test_published_files_are_the_recorded_ones_and_load_safely(name: str) -> None:
+    entry = MANIFEST[name]
+    folder = AGENTS / name
+    for rel, digest in entry["files"].items():
+        assert hashlib.sha256((folder / rel).read_bytes()).hexdigest() == digest, rel
+    members = sweep_members(f"{folder}@best")
+    assert [seed for seed, _ in members] == entry["seeds"]
+    for seed, path in members:
+        assert f"s{seed}/best.safetensors" in entry["files"]
+        model, card = load_agent(path)
+        assert (card.env_id, card.decode, card.seed) == (entry["env_id"], entry["decode"], seed)
+        assert card.env_kwargs.get("split") == "train"  # trained on the train split only
+        assert model.num_timesteps == card.timesteps > 0
+    for scenario in entry["scenarios"]:
+        assert scenarios.get(scenario).env_id == entry["env_id"]
+        assert (folder / "expected" / f"{scenario}.csv").is_file()
+    assert entry["scenarios"], f"{name} has no recorded benchmark"
+
+
+def _commands() -> list[list[str]]:
+    """The ``hpcgym`` commands of the README's bash blocks, continuation lines joined."""
+    text = (AGENTS / "README.md").read_text()
+    blocks = re.findall(r"^```bash\n(.*?)^```", text, flags=re.DOTALL | re.MULTILINE)
+    lines = "\n".join(blocks).replace("\\\n", " ").splitlines()
+    env = {"$HP": "hpcgym/agents/hyperparams/maskable_ppo_rlsched.yml"}
+    return [
+        [env.get(w, w) for w in shlex.split(line, comments=True)]
+        for line in lines
+        if line.startswith("hpcgym ")
+    ]
+
+
+def test_the_readme_commands_name_real_scenarios_agents_and_options() -> None:
+    parser = build_parser()
+    commands = _commands()
+    assert sum(c[1] == "bench" for c in commands) == 5
+    assert sum(c[1] == "train" for c in commands) >= 5
+    for argv in commands:
+        args = parser.parse_args(argv[1:])  # a wrong option or value exits here
+        if argv[1] == "bench":
+            for name in args.scenario:
+                scenarios.get(name)
+            for policy in args.policy:
+                assert policy_kind(str(AGENTS.parent / policy)) == "sweep", policy
+        else:
+            assert Path(AGENTS.parent / (args.hyperparams or "hpcgym")).exists()
+
+
+def _replays() -> list[object]:
+    cases = []
+    for name, entry in sorted(MANIFEST.items()):
+        marks = () if name in QUICK else (pytest.mark.slow,)
+        for scenario in entry["scenarios"]:
+            cases.append(pytest.param(name, scenario, marks=marks, id=f"{name}-{scenario}"))
+    return cases
+
+
+@pytest.mark.parametrize(("name", "scenario"), _replays())
+def test_a_published_agent_replays_its_recorded_benchmark(
+    name: str, scenario: str, tmp_path: Path
+) -> None:
+    policy = f"{AGENTS / name}@best"
+    code = run_bench(
+        [scenarios.get(scenario)],
+        [policy],
+        run_dir=tmp_path / "run",
+        executor="process",
+        workers=2,
+        progress=False,
+    )
+    assert code == 0
+    got = pd.read_csv(tmp_path / "run" / "results.csv")
+    got = got.sort_values(["train_seed", "seed"])[COLUMNS].reset_index(drop=True)
+    floats = dict.fromkeys(COLUMNS[2:], float)
+    got = got.astype(floats)
+    expected = pd.read_csv(AGENTS / name / "expected" / f"{scenario}.csv", dtype=floats)
+    assert len(got) == len(expected) == len(MANIFEST[name]["seeds"]) * len(
+        scenarios.get(scenario).seeds
+    )
+    pd.testing.assert_frame_equal(got, expected, check_exact=False, rtol=1e-9, atol=0.0)
