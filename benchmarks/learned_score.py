@@ -1,27 +1,36 @@
-"""Probe: is there held-out headroom above F1 in RLScheduler's reserve mode? (issue 19)
+"""Probe: is there held-out headroom above F1 for any linear job score? (issue 19)
 
-A job-scoring policy is a linear score over job features; F1 is one point of the family. This
-searches the family directly on the train split with CMA-ES (``pip install cma``) and plays the
-best point found on the held-out test sequences. Greedy play is what is optimised, so the
-greedy-versus-sampled gap of the PPO agents does not arise; a gain that survives here on the
-test split is one a learned scorer could reach, and none surviving says the family holds none.
+A job-scoring policy ranks queued jobs by a score; F1 (``log10(r) n + 870 log10(s)``) is one
+point of the linear family below. This searches the family directly on training episodes with
+CMA-ES (``pip install cma``), playing the scores greedily (the quantity a benchmark measures, so
+the greedy-versus-sampled gap of the PPO agents does not arise), and plays the best point found
+once on the held-out test episodes. A gain that survives there is one a learned scorer could
+reach; none surviving says this family holds none beyond noise.
 
 Features of a queued job (``r`` the request time, at least 0.1 s; ``n`` its nodes; ``w`` the
-time it has waited; ``s`` its submit time on the trace's clock; ``free`` the idle nodes now):
+time it has waited; ``s`` its submit time on the episode's clock; ``free`` the idle nodes now):
 ``log10(r) n / 256``, ``log10(r)``, ``n / 256``, ``log2(n)``, ``log10(1 + w)``,
-``min(w / r, 100)``, ``log10(s)``, ``[n <= free]``; the job with the lowest score is chosen (ties:
-earlier submission). Weights are searched in units ``SCALE`` (one unit moves a score by about
-F1's spread across a queue); ``x = (1, 0, 0, 0, 0, 0, 1, 0)`` is F1 exactly (checked on every
-test sequence before the search). The score reads the engine's state, not the env's
-observation: it is a probe of the policy class, not an agent.
+``min(w / r, 100)``, ``log10(s)``, ``[n <= free]``; lowest score first (ties: earlier
+submission). Weights are searched in units of ``SCALE`` (one unit moves a score by about F1's
+spread across a queue); ``x = (1, 0, 0, 0, 0, 0, 1, 0)`` is F1 exactly, checked on every test
+episode before the search. The score reads the engine's state, not the env's observation: a
+probe of the policy class, not an agent.
 
-    python benchmarks/learned_score.py [--backfill] [--generations 30] [--train 64]
+Modes:
 
-Training: ``--train`` 1,024-job sequences from lublin_256's train split (jobs [0, 6975)),
-fixed for the whole search; the objective is their mean bounded slowdown. Test: the 30
-sequences of ``rlsched-lublin[-bf]-test-v0`` and RLScheduler's 10 published sequences (which
-are drawn from the whole trace, train split included). Results: ``docs/rlscheduler.md``,
-"A learned score by direct search".
+* ``reserve`` (``--backfill`` for its backfilling variant): RLScheduler's reserve mode on
+  lublin_256. Training: ``--train`` 1,024-job sequences of its train split (jobs [0, 6975)),
+  fixed for the search. Test: ``rlsched-lublin[-bf]-test-v0``'s 30 sequences and RLScheduler's
+  10 published ones (drawn from the whole trace, train split included).
+* ``easy``: EASY backfilling with the queue ordered by the score, on ``hpcgym/Rigid-v0``
+  (lublin_256, 256-job windows). Training: the windows the env draws on its train split for
+  reset seeds ``0 .. --train - 1``. Test: ``rigid-lublin-v1`` (the reference is ``easy-f1``,
+  the best heuristic there) and its cross-trace tests ``rigid-sdsc-sp2-v0``, ``rigid-kth-v0``.
+
+    python benchmarks/learned_score.py --mode reserve [--backfill] [--generations 30]
+    python benchmarks/learned_score.py --mode easy [--generations 30]
+
+Results: ``docs/rlscheduler.md`` ("A learned score by direct search") and ``docs/results.md``.
 """
 
 from __future__ import annotations
@@ -30,26 +39,25 @@ import argparse
 import json
 import time
 from dataclasses import asdict
+from functools import cache
 from multiprocessing import Pool
 from typing import Any
 
 import numpy as np
 
 from hpcgym.baselines.base import runtime_estimate
-from hpcgym.baselines.priority import PriorityReserve
-from hpcgym.bench.papers.rlscheduler import CONFIG, reserve_bsld
-from hpcgym.bench.scenarios import RLSCHED_LUBLIN_STARTS, RLSCHED_LUBLIN_TEST_STARTS
+from hpcgym.baselines.priority import EasyPriority, PriorityReserve
+from hpcgym.bench import scenarios
+from hpcgym.bench.episode import env_config, episode_for
+from hpcgym.bench.papers.rlscheduler import CONFIG
 from hpcgym.bench.stats import interval, paired_win_rate
-from hpcgym.sim import Simulator
+from hpcgym.sim import Job, Platform, SimConfig, Simulator
 from hpcgym.workloads import Workload
 from hpcgym.workloads.registry import resolve_file
 from hpcgym.workloads.rlsched import read_rlscheduler_trace, split_starts
 from hpcgym.workloads.splits import time_splits
 
-TRACE = read_rlscheduler_trace(resolve_file("lublin_256.swf.gz"))
 LENGTH = 1024
-TRAIN_STOP = time_splits(Workload("lublin", TRACE.jobs, TRACE.platform))["train"].stop
-"""The first job after lublin_256's train split (6,975: the first 60% of its submission span)."""
 FEATURES = (
     "log10(r)n/256",
     "log10(r)",
@@ -62,75 +70,168 @@ FEATURES = (
 )
 SCALE = np.array([256.0, 100.0, 300.0, 50.0, 100.0, 3.0, 870.0, 200.0])
 F1 = np.array([1.0, 0, 0, 0, 0, 0, 1.0, 0])
+RIGID_ENV = "hpcgym/Rigid-v0"
+RIGID_TRAIN = {"n_jobs": 256, "split": "train"}
+
+Episode = tuple[Platform, tuple[Any, ...], SimConfig]
 
 
-class LinearScore(PriorityReserve):
-    """Reserve mode choosing by ``features @ weights`` (lowest first; ties by submission)."""
+def features(jobs: list[Job], now: float, free: int) -> np.ndarray:
+    """One row of features per job (module docstring)."""
+    specs = [j.spec for j in jobs]
+    r = np.array([max(runtime_estimate(s), 0.1) for s in specs])
+    n = np.array([s.nodes for s in specs], dtype=float)
+    submit = np.array([s.submit for s in specs])
+    w = now - submit
+    lr = np.log10(r)
+    columns = [
+        lr * n / 256,
+        lr,
+        n / 256,
+        np.log2(n),
+        np.log10(1 + w),
+        np.minimum(w / r, 100),
+        np.log10(np.maximum(submit, 0.1)),
+        (n <= free).astype(float),
+    ]
+    return np.stack(columns, axis=1)
+
+
+def _by_submission(sched: Any, sim: Simulator) -> list[Job]:
+    return sorted(sim.queue.values(), key=lambda j: (j.spec.submit, sched._rank.seq[j.spec.id]))
+
+
+class LinearReserve(PriorityReserve):
+    """Reserve mode choosing by ``features @ weights`` (lowest first)."""
 
     name = "linear-score-reserve"
 
     def __init__(self, weights: np.ndarray, backfill: bool) -> None:
         super().__init__("fcfs", backfill)
-        self.weights = np.asarray(weights, dtype=float)
+        self.weights = weights
 
     def choose(self, sim: Simulator, free: int) -> int:
-        jobs = sorted(sim.queue.values(), key=lambda j: (j.spec.submit, self._rank.seq[j.spec.id]))
-        specs = [j.spec for j in jobs]
-        r = np.array([max(runtime_estimate(s), 0.1) for s in specs])
-        n = np.array([s.nodes for s in specs], dtype=float)
-        submit = np.array([s.submit for s in specs])
-        w = sim.now - submit
-        lr = np.log10(r)
-        x = np.stack(
-            [
-                lr * n / 256,
-                lr,
-                n / 256,
-                np.log2(n),
-                np.log10(1 + w),
-                np.minimum(w / r, 100),
-                np.log10(np.maximum(submit, 0.1)),
-                (n <= free).astype(float),
-            ],
-            axis=1,
-        )
-        return specs[int(np.argmin(x @ self.weights))].id
+        jobs = _by_submission(self, sim)
+        return jobs[int(np.argmin(features(jobs, sim.now, free) @ self.weights))].spec.id
 
 
-def bsld(args: tuple[tuple[float, ...], int, bool]) -> float:
-    """Mean bounded slowdown of the sequence starting at job ``start`` under weights ``x``."""
-    x, start, backfill = args
-    sim = Simulator(TRACE.platform, TRACE.jobs[start : start + LENGTH], CONFIG)
-    LinearScore(np.asarray(x) * SCALE, backfill).run(sim)
+class LinearEasy(EasyPriority):
+    """EASY with the queue ordered by ``features @ weights`` (lowest first)."""
+
+    name = "linear-score-easy"
+
+    def __init__(self, weights: np.ndarray) -> None:
+        super().__init__("fcfs")
+        self.weights = weights
+
+    def ranked(self, sim: Simulator) -> list[Job]:
+        jobs = _by_submission(self, sim)
+        score = features(jobs, sim.now, sim.pool.free[0]) @ self.weights
+        return [jobs[i] for i in np.argsort(score, kind="stable")]
+
+
+@cache
+def _lublin() -> Any:
+    return read_rlscheduler_trace(resolve_file("lublin_256.swf.gz"))
+
+
+@cache
+def episodes(group: str) -> list[Episode]:
+    """The episodes of a named group (built once per process)."""
+    mode, _, part = group.partition(":")
+    if mode == "reserve":
+        trace = _lublin()
+        if part == "train":
+            stop = time_splits(Workload("lublin", trace.jobs, trace.platform))["train"].stop
+            starts = split_starts(0, stop, int(_TRAIN[0]), length=LENGTH, seed=7)
+        else:
+            sc = scenarios.get(part)
+            starts = list(sc.env_kwargs["window_starts"])
+        return [(trace.platform, trace.jobs[s : s + LENGTH], CONFIG) for s in starts]
+    if part == "train":
+        kwargs, seeds = RIGID_TRAIN, range(int(_TRAIN[0]))
+    else:
+        sc = scenarios.get(part)
+        kwargs, seeds = sc.env_kwargs, sc.seeds
+    kill = env_config(RIGID_ENV, kwargs).kill_on_walltime
+    out = []
+    for seed in seeds:
+        ep = episode_for(RIGID_ENV, kwargs, seed)
+        out.append((ep.platform, tuple(ep.jobs), SimConfig(kill_on_walltime=kill)))
+    return out
+
+
+_TRAIN = [64]
+"""Training episodes per group (set from ``--train``; workers inherit it)."""
+
+
+def play(task: tuple[tuple[float, ...], str, int, bool]) -> float:
+    """Mean bounded slowdown of episode ``index`` of ``group`` under weights ``x``."""
+    x, group, index, backfill = task
+    platform, jobs, config = episodes(group)[index]
+    weights = np.asarray(x) * SCALE
+    sched = LinearEasy(weights) if group.startswith("easy") else LinearReserve(weights, backfill)
+    sim = Simulator(platform, jobs, config)
+    sched.run(sim)
     return float(sim.result().summary["mean_bsld"])
 
 
-def scores(pool: Any, xs: list[np.ndarray], starts: list[int], backfill: bool) -> np.ndarray:
-    """Per candidate, per sequence: the mean bounded slowdown."""
-    tasks = [(tuple(map(float, x)), s, backfill) for x in xs for s in starts]
-    return np.array(pool.map(bsld, tasks, chunksize=4)).reshape(len(xs), len(starts))
+def scores(pool: Any, xs: list[np.ndarray], group: str, backfill: bool) -> np.ndarray:
+    """Per candidate, per episode of ``group``: the mean bounded slowdown."""
+    n = len(episodes(group))
+    tasks = [(tuple(map(float, x)), group, i, backfill) for x in xs for i in range(n)]
+    return np.array(pool.map(play, tasks, chunksize=4)).reshape(len(xs), n)
+
+
+def reference(group: str, backfill: bool) -> list[float]:
+    """The registered F1 policy on ``group``'s episodes (``f1-reserve[-bf]`` or ``easy-f1``)."""
+    out = []
+    for platform, jobs, config in episodes(group):
+        sim = Simulator(platform, jobs, config)
+        sched = EasyPriority("f1") if group.startswith("easy") else PriorityReserve("f1", backfill)
+        sched.run(sim)
+        out.append(float(sim.result().summary["mean_bsld"]))
+    return out
+
+
+def summary(f1: np.ndarray, mine: np.ndarray) -> dict[str, Any]:
+    """Means and IQMs with 95% bootstrap intervals, and the paired win rate over F1."""
+    return {
+        "episodes": len(f1),
+        "f1": asdict(interval(f1)),
+        "learned": asdict(interval(mine)),
+        "f1_iqm": asdict(interval(f1, "iqm")),
+        "learned_iqm": asdict(interval(mine, "iqm")),
+        "win_over_f1": asdict(paired_win_rate(mine, f1)),
+    }
 
 
 def main() -> None:
     import cma
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backfill", action="store_true")
+    ap.add_argument("--mode", choices=("reserve", "easy"), default="reserve")
+    ap.add_argument("--backfill", action="store_true", help="reserve mode with backfilling")
     ap.add_argument("--generations", type=int, default=30)
-    ap.add_argument("--train", type=int, default=64, help="training sequences")
+    ap.add_argument("--train", type=int, default=64, help="training episodes")
     ap.add_argument("--sigma", type=float, default=0.5)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", help="write the result as JSON here")
+    ap.add_argument("--out", help="write the result as JSON here (never overwritten)")
     args = ap.parse_args()
-    bf = args.backfill
-    train = split_starts(0, TRAIN_STOP, args.train, length=LENGTH, seed=7)
-    test = list(RLSCHED_LUBLIN_TEST_STARTS)
-    published = list(RLSCHED_LUBLIN_STARTS)
+    _TRAIN[0] = args.train
+    bf = args.backfill and args.mode == "reserve"
+    suffix = "-bf" if bf else ""
+    if args.mode == "reserve":
+        tests = [f"rlsched-lublin{suffix}-test-v0", f"rlsched-lublin{suffix}-v0"]
+    else:
+        tests = ["rigid-lublin-v1", "rigid-sdsc-sp2-v0", "rigid-kth-v0"]
+    train = f"{args.mode}:train"
     t0 = time.perf_counter()
     with Pool(2) as pool:
-        f1_test = scores(pool, [F1], test, bf)[0]
-        exact = [reserve_bsld(TRACE, TRACE.jobs[s : s + LENGTH], "f1", bf) for s in test]
-        assert np.array_equal(f1_test, exact), "the F1 point is not F1"
+        f1_test = {t: scores(pool, [F1], f"{args.mode}:{t}", bf)[0] for t in tests}
+        for t in tests:
+            exact = reference(f"{args.mode}:{t}", bf)
+            assert np.array_equal(f1_test[t], exact), f"the F1 point is not F1 on {t}"
         es = cma.CMAEvolutionStrategy(F1, args.sigma, {"seed": args.seed, "verbose": -9})
         curve = []
         for g in range(args.generations):
@@ -141,29 +242,23 @@ def main() -> None:
             print(f"generation {g}: best {fs.min():.2f}, median {np.median(fs):.2f}", flush=True)
         best = np.asarray(es.result.xbest)
         f1_train, best_train = scores(pool, [F1, best], train, bf).mean(axis=1)
-        best_test = scores(pool, [best], test, bf)[0]
-        f1_pub, best_pub = scores(pool, [F1, best], published, bf)
-    result = {
+        mine = {t: scores(pool, [best], f"{args.mode}:{t}", bf)[0] for t in tests}
+    result: dict[str, Any] = {
+        "mode": args.mode,
         "backfill": bf,
         "generations": args.generations,
-        "train_sequences": args.train,
+        "train_episodes": args.train,
+        "seed": args.seed,
         "seconds": round(time.perf_counter() - t0, 1),
         "weights": dict(zip(FEATURES, map(float, best), strict=True)),
         "curve": curve,
         "train": {"f1": float(f1_train), "learned": float(best_train)},
+        "tests": {t: summary(f1_test[t], mine[t]) for t in tests},
     }
-    for name, f1, mine in (("test", f1_test, best_test), ("published", f1_pub, best_pub)):
-        result[name] = {
-            "f1": asdict(interval(f1)),
-            "learned": asdict(interval(mine)),
-            "f1_iqm": asdict(interval(f1, "iqm")),
-            "learned_iqm": asdict(interval(mine, "iqm")),
-            "win_over_f1": asdict(paired_win_rate(mine, f1)),
-        }
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:
-        with open(args.out, "x") as f:  # never overwrite a result
+        with open(args.out, "x") as f:
             f.write(text + "\n")
 
 

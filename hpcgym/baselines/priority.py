@@ -320,14 +320,18 @@ class EasyPriority(BaseScheduler):
         self._rank = _Ranking(self.score, self.submit_offset)
         self.reservation: tuple[int, float] | None = None
 
+    def ranked(self, sim: Simulator) -> list[Job]:
+        """The queued jobs, best-ranked first (a subclass may rank otherwise)."""
+        now = sim.now
+        return sorted(sim.queue.values(), key=lambda j: self._rank.key(j, now))
+
     def schedule(self, sim: Simulator) -> None:
         """Start the best-ranked jobs that fit, then backfill behind the first blocked one."""
         _single_cluster(sim, self.name)
-        rank = self._rank
-        rank.follow(sim)
+        self._rank.follow(sim)
         now = sim.now
         free = sim.pool.free[0]
-        order = sorted(sim.queue.values(), key=lambda j: rank.key(j, now))
+        order = self.ranked(sim)
         self.reservation = None
         i = 0
         while i < len(order) and order[i].spec.nodes <= free:
