@@ -39,15 +39,20 @@ class RunRecord:
         self.record = record
 
     @classmethod
-    def open(cls, run_dir: Path, command: Sequence[str], resumed_from: int | None) -> RunRecord:
-        """Start a segment: a new record, or the folder's own when resuming.
+    def open(
+        cls, run_dir: Path, command: Sequence[str], resumed_from: int | None, resume: bool
+    ) -> RunRecord:
+        """Start a segment: a new record, or the folder's own when ``resume`` is asked.
+
+        A resumed run that found no checkpoint starts from step 0 (``resumed_from`` is
+        ``None``) but keeps the earlier segments, which say what ran before.
 
         Raises:
             SpecError: Resuming, and the folder's ``run.json`` is not a training record.
         """
         path = run_dir / RUN_JSON
         record: dict[str, Any] = {"format": FORMAT, "segments": []}
-        if resumed_from is not None and path.exists():
+        if resume and path.exists():
             record = read_run_record(path)
         record["segments"].append(
             {

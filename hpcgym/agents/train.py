@@ -414,7 +414,7 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
             hp["pretrain"] = pretrain(model, cfg, hp["env_kwargs"])
         text = json.dumps(hp, indent=2, sort_keys=True) + "\n"
         write_atomic(run_dir / "hyperparams.json", text)
-    record = RunRecord.open(run_dir, cfg.command, resumed_from)
+    record = RunRecord.open(run_dir, cfg.command, resumed_from, cfg.resume)
     total = int(hp["n_timesteps"])
     planned = planned_timesteps(model, total)
     if announce is not None:

@@ -117,7 +117,9 @@ def test_a_published_agent_replays_its_recorded_benchmark(
     floats = dict.fromkeys(COLUMNS[2:], float)
     got = got.astype(floats)
     expected = pd.read_csv(AGENTS / name / "expected" / f"{scenario}.csv", dtype=floats)
-    assert len(got) == len(expected) == len(MANIFEST[name]["seeds"]) * len(
-        scenarios.get(scenario).seeds
+    assert (
+        len(got)
+        == len(expected)
+        == len(MANIFEST[name]["seeds"]) * len(scenarios.get(scenario).seeds)
     )
     pd.testing.assert_frame_equal(got, expected, check_exact=False, rtol=1e-9, atol=0.0)

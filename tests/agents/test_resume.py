@@ -95,6 +95,12 @@ def test_resume_without_a_checkpoint_starts_over_and_checkpoints_load_as_agents(
             train(cut)
     resumed = train(dataclasses.replace(cut, resume=True))
     assert resumed.resumed_from is None
+    # The record keeps the stopped attempt beside the one that started over.
+    segments = json.loads((tmp_path / "cut" / "run.json").read_text())["segments"]
+    assert [(s["status"], s["resumed_from"]) for s in segments] == [
+        ("interrupted", None),
+        ("finished", None),
+    ]
     a, b = weights(whole.agent), weights(resumed.agent)
     assert all((a[k] == b[k]).all() for k in a)  # type: ignore[attr-defined]
     snapshot = tmp_path / "cut" / "checkpoints" / "agent_256_steps"  # the end's checkpoint
