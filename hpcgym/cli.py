@@ -17,6 +17,7 @@ EXAMPLES = """examples:
   hpcgym evaluate --env hpcgym/Rigid-v0 --policy fcfs --policy easy
   hpcgym bench                      # the main job: train a small agent, rank it
   hpcgym train --env hpcgym/Malleable-v0 --timesteps 100000
+  hpcgym search-score --env-kwargs '{"n_jobs": 256}' --out runs/score
   hpcgym workloads list
   hpcgym papers mebf --quick        # a paper's reproduction check
 
@@ -25,7 +26,7 @@ Run hpcgym COMMAND --help for a command's options."""
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every command registered."""
-    from hpcgym.agents import train
+    from hpcgym.agents import search_command, train
     from hpcgym.bench import command, evaluate, simulate
     from hpcgym.bench.papers import command as papers_command
     from hpcgym.workloads import cli as workloads_cli
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.register(sub)
     command.register(sub)
     train.register(sub)
+    search_command.register(sub)
     workloads_cli.register(sub)
     papers_command.register(sub)
     return parser

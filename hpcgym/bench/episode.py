@@ -42,6 +42,7 @@ from hpcgym.bench.policies import make_env_policy, policy_kind
 from hpcgym.envs.config import EnvConfig
 from hpcgym.envs.episodes import Episode, choose_episode
 from hpcgym.envs.render import GanttLog, render_gantt
+from hpcgym.errors import SpecError
 from hpcgym.sim import JobState, SimConfig, Simulator
 from hpcgym.sim.engine import EngineCore
 
@@ -162,7 +163,9 @@ def _run_engine(
 ) -> EpisodeOutcome:
     ep = episode_for(env_id, env_kwargs, seed)
     cfg = env_config(env_id, env_kwargs)
-    scheduler = make_baseline(name)
+    scheduler = (
+        make_baseline(name) if policy_kind(name) == "baseline" else _score(name, env_id, env_kwargs)
+    )
     jobs, config = scheduler.setting(ep.jobs, SimConfig(kill_on_walltime=cfg.kill_on_walltime))
     sim = Simulator(ep.platform, jobs, config)
     scheduler.reset()
@@ -191,6 +194,26 @@ def _run_engine(
         image,
         counts,
     )
+
+
+def _score(path: str, env_id: str, env_kwargs: dict[str, Any]) -> Any:
+    """The scheduler of the score agent at ``path``, checked to suit the episode's preset."""
+    from hpcgym.agents.score import load_score, score_mode
+
+    card = load_score(path)
+    mine = score_mode(card.env_id, card.env_kwargs)
+    theirs = score_mode(env_id, env_kwargs)
+    if mine != theirs:
+        raise SpecError(
+            f"{path} was trained in {_mode_text(mine)}; this scenario plays {_mode_text(theirs)}"
+        )
+    return card.scheduler()
+
+
+def _mode_text(mode: tuple[str, bool]) -> str:
+    if mode[0] == "reserve":
+        return "reserve mode " + ("with" if mode[1] else "without") + " backfilling"
+    return "EASY order"
 
 
 def _run_env(
@@ -245,7 +268,8 @@ def run_episode(
     """Run ``policy`` (a name of :mod:`hpcgym.bench.policies`) on episode ``seed`` of ``env_id``.
 
     Args:
-        policy: ``advance``, ``random``, a baseline name or a saved agent's path.
+        policy: ``advance``, ``random``, a baseline name, a saved agent's path or a score
+            agent's (run on the engine, as a baseline).
         env_id: A registered id (``hpcgym/Rigid-v0``, ...).
         seed: The env's reset seed; it fixes the episode's jobs.
         env_kwargs: Overrides of the preset's arguments (``n_jobs``, ...).
@@ -256,6 +280,6 @@ def run_episode(
     title = None
     if gantt:
         title = gantt if isinstance(gantt, str) else f"{policy} on {env_id}, episode seed {seed}"
-    if policy_kind(policy) == "baseline":
+    if policy_kind(policy) in ("baseline", "score"):
         return _run_engine(policy, env_id, kwargs, seed, title)
     return _run_env(policy, env_id, kwargs, seed, title)

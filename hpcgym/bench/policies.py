@@ -205,23 +205,27 @@ def sweep_members(name: str | Path) -> list[tuple[int, Path]]:
     ``s<seed>`` are saved agents (the layout of ``hpcgym train --seeds ... --out DIR``).
     """
     from hpcgym.agents.saved import is_saved_agent
+    from hpcgym.agents.score import is_score_agent
 
     text = str(name)
     best = text.endswith(BEST)
     folder = Path(text.removesuffix(BEST))
-    if not folder.is_dir() or is_saved_agent(folder):
+    if not folder.is_dir() or is_saved_agent(folder) or is_score_agent(folder):
         return []
     members = []
     for child in folder.iterdir():
         m = _MEMBER.fullmatch(child.name)
-        agent = child / "best" if best else child
-        if m and child.is_dir() and is_saved_agent(agent):
-            members.append((int(m.group(1)), agent))
+        if not (m and child.is_dir()):
+            continue
+        if best and is_saved_agent(child / "best"):
+            members.append((int(m.group(1)), child / "best"))
+        elif not best and (is_saved_agent(child) or is_score_agent(child)):
+            members.append((int(m.group(1)), child))
     return sorted(members)
 
 
 def policy_kind(name: str) -> str:
-    """``"builtin"``, ``"baseline"``, ``"adapted"``, ``"agent"`` or ``"sweep"`` (see above)."""
+    """``"builtin"``, ``"baseline"``, ``"adapted"``, ``"agent"``, ``"score"`` or ``"sweep"``."""
     if name in BUILTIN:
         return "builtin"
     if name in baseline_names():
@@ -229,15 +233,19 @@ def policy_kind(name: str) -> str:
     if name.endswith(ON_ENV) and name[: -len(ON_ENV)] in baseline_names():
         return "adapted"
     from hpcgym.agents.saved import is_saved_agent
+    from hpcgym.agents.score import is_score_agent
 
     if is_saved_agent(name):
         return "agent"
+    if is_score_agent(name):
+        return "score"
     if sweep_members(name):
         return "sweep"
     raise SpecError(
         f"unknown policy {name!r}: not advance, random, a baseline "
         f"({', '.join(baseline_names())}), a baseline{ON_ENV}, a saved agent "
-        f"(no agent weights and card at {name}) or a seed sweep (no s<seed> agent folders in it)"
+        f"(no agent weights and card at {name}), a score agent (no score.json there) or a seed "
+        "sweep (no s<seed> agent folders in it)"
     )
 
 
@@ -258,6 +266,11 @@ def make_env_policy(name: str) -> EnvPolicy:
     if kind == "baseline":
         raise SpecError(
             f"{name!r} is an engine baseline, not an env policy; {name}{ON_ENV} runs it on the env"
+        )
+    if kind == "score":
+        raise SpecError(
+            f"{name!r} is a score agent: it runs on the bare engine over the env's episode, as "
+            "a baseline does (hpcgym bench --policy), not step by step on the env"
         )
     if kind == "adapted":
         return AdaptedBaseline(name[: -len(ON_ENV)])
@@ -286,6 +299,9 @@ def policy_label(name: str) -> str:
     if kind == "sweep":
         best = name.endswith(BEST)
         return Path(name.removesuffix(BEST)).resolve().name + (BEST if best else "")
+    if kind == "score":
+        p = Path(name).resolve()
+        return p.name if p.is_dir() else p.parent.name
     if kind != "agent":
         return name
     p = Path(name)
@@ -307,7 +323,7 @@ def policy_labels(names: Sequence[str]) -> list[str]:
     labels = [policy_label(n) for n in names]
     for i, label in enumerate(labels):
         clash = [j for j, other in enumerate(labels) if other == label]
-        if len(clash) == 1 or policy_kind(names[i]) not in ("agent", "sweep"):
+        if len(clash) == 1 or policy_kind(names[i]) not in ("agent", "score", "sweep"):
             continue
         paths = [_label_path(names[j]) for j in clash]
         for depth in range(2, max(len(q.parts) for q in paths) + 1):
@@ -330,6 +346,6 @@ def _label_path(name: str) -> Path:
     p = Path(name).resolve()
     if p.is_file():
         p = p.with_suffix("")
-        if p.name == "agent":
+        if p.name in ("agent", "score"):
             p = p.parent
     return p

@@ -63,9 +63,16 @@ def agents_info(policies: Sequence[str]) -> dict[str, Any]:
         kind = policy_kind(p)
         if kind == "sweep":
             expanded += [str(member) for _, member in sweep_members(p)]
-        elif kind == "agent":
+        elif kind in ("agent", "score"):
             expanded.append(p)
     for p in expanded:
+        if policy_kind(p) == "score":
+            from hpcgym.agents.score import card_path as score_card
+
+            card_file = score_card(p)
+            score = json.loads(card_file.read_text())
+            out[p] = {"file": str(card_file.resolve()), "sha256": _sha256(card_file), "card": score}
+            continue
         weights = _agent_file(p)
         if not weights.is_file():  # its cells will fail and say why
             out[p] = {"file": str(weights), "sha256": None, "card": None}

@@ -1,0 +1,377 @@
+"""Linear job-scoring agents trained by direct policy search (CMA-ES).
+
+A *score agent* ranks the queued jobs of a rigid, single-cluster preset by a linear score of
+eight job features and plays the ranking greedily, through one of two schedulers:
+
+* RLScheduler's reserve mode (the env's ``selection="reserve"``, with or without
+  ``reserve_backfill``): commit to the lowest-scored job, which starts as soon as it fits
+  (:class:`LinearReserve`, :class:`hpcgym.baselines.priority.PriorityReserve`'s rules);
+* otherwise EASY backfilling with the queue in score order (:class:`LinearEasy`,
+  :class:`hpcgym.baselines.priority.EasyPriority`'s rules).
+
+Features of a queued job (``r`` its request time, at least 0.1 s; ``n`` its nodes; ``w`` the
+time it has waited; ``s`` its submit time on the episode's clock; ``free`` the idle nodes now),
+:data:`FEATURES`: ``log10(r) n / 256``, ``log10(r)``, ``n / 256``, ``log2(n)``,
+``log10(1 + w)``, ``min(w / r, 100)``, ``log10(s)`` (``s`` at least 0.1) and ``[n <= free]``.
+The score is ``sum(weight_i * SCALE_i * feature_i)``, lowest first, ties to the earlier
+submission. Weights are kept in units of :data:`SCALE` (one unit moves a score by about F1's
+spread over a queue), so ``(1, 0, 0, 0, 0, 0, 1, 0)`` is F1 (``log10(r) n + 870 log10(s)``)
+exactly: the search starts there (:data:`F1_WEIGHTS`).
+
+Training (:func:`search`, ``hpcgym search-score``): CMA-ES (the ``cma`` package) over the
+eight weights, minimising the mean bounded slowdown of the greedy schedules of a fixed set of
+training episodes: the episodes the env draws on its *train* split for reset seeds
+``seed * 100_000 + i``, ``i < episodes``, run on the bare engine (the same jobs and rules the
+env gives; :func:`hpcgym.bench.episode.episode_for`). The best weights seen are the agent (F1's
+if nothing beat them on those episodes). The same seed gives the same agent whatever the
+number of worker processes.
+
+A score agent reads the engine's state (the absolute submit time, the idle nodes), as the
+baselines do; the benchmark runs it on the bare engine over exactly the env's episode, like a
+baseline. Its card, ``score.json``, is JSON only: loading it runs no code.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hpcgym import __version__
+from hpcgym.baselines.base import BaseScheduler, runtime_estimate
+from hpcgym.baselines.priority import EasyPriority, PriorityReserve
+from hpcgym.errors import SpecError
+from hpcgym.sim import Job, Simulator
+
+FORMAT = "hpcgym-score/1"
+CARD = "score.json"
+FEATURES = (
+    "log10(r)*n/256",
+    "log10(r)",
+    "n/256",
+    "log2(n)",
+    "log10(1+w)",
+    "min(w/r,100)",
+    "log10(s)",
+    "fits",
+)
+SCALE = (256.0, 100.0, 300.0, 50.0, 100.0, 3.0, 870.0, 200.0)
+F1_WEIGHTS = (1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0)
+"""The weights of F1 (in :data:`SCALE` units): the search's starting point."""
+GENERATIONS = 30
+"""CMA-ES generations of a search (of its default population: 10 for 8 weights)."""
+EPISODES = 64
+"""Training episodes of a search."""
+SIGMA = 0.5
+"""CMA-ES's initial step size, in weight units."""
+SEED_STRIDE = 100_000
+"""Training episodes of search seed ``k`` are the env's reset seeds ``k * SEED_STRIDE + i``."""
+
+
+def features(jobs: Sequence[Job], now: float, free: int) -> np.ndarray:
+    """One row of :data:`FEATURES` per job."""
+    specs = [j.spec for j in jobs]
+    r = np.array([max(runtime_estimate(s), 0.1) for s in specs])
+    n = np.array([s.nodes for s in specs], dtype=float)
+    submit = np.array([s.submit for s in specs])
+    w = now - submit
+    lr = np.log10(r)
+    columns = [
+        lr * n / 256,
+        lr,
+        n / 256,
+        np.log2(n),
+        np.log10(1 + w),
+        np.minimum(w / r, 100),
+        np.log10(np.maximum(submit, 0.1)),
+        (n <= free).astype(float),
+    ]
+    return np.stack(columns, axis=1)
+
+
+def _coefficients(weights: Sequence[float]) -> np.ndarray:
+    if len(weights) != len(FEATURES) or not all(math.isfinite(w) for w in weights):
+        raise SpecError(f"a score needs {len(FEATURES)} finite weights, got {list(weights)}")
+    return np.asarray(weights, dtype=float) * np.asarray(SCALE)
+
+
+class LinearReserve(PriorityReserve):
+    """Reserve mode committing to the lowest-scored job (ties: earlier submission)."""
+
+    name = "linear-score-reserve"
+
+    def __init__(self, weights: Sequence[float], backfill: bool = False) -> None:
+        super().__init__("fcfs", backfill)
+        self.coefficients = _coefficients(weights)
+
+    def choose(self, sim: Simulator, free: int) -> int:
+        """The lowest-scored queued job."""
+        jobs = _by_submission(self, sim)
+        return jobs[int(np.argmin(features(jobs, sim.now, free) @ self.coefficients))].spec.id
+
+
+class LinearEasy(EasyPriority):
+    """EASY backfilling with the queue in score order (ties: earlier submission)."""
+
+    name = "linear-score-easy"
+
+    def __init__(self, weights: Sequence[float]) -> None:
+        super().__init__("fcfs")
+        self.coefficients = _coefficients(weights)
+
+    def ranked(self, sim: Simulator) -> list[Job]:
+        """The queued jobs, lowest score first."""
+        jobs = _by_submission(self, sim)
+        score = features(jobs, sim.now, sim.pool.free[0]) @ self.coefficients
+        return [jobs[i] for i in np.argsort(score, kind="stable")]
+
+
+def _by_submission(sched: PriorityReserve | EasyPriority, sim: Simulator) -> list[Job]:
+    seq = sched._rank.seq
+    return sorted(sim.queue.values(), key=lambda j: (j.spec.submit, seq[j.spec.id]))
+
+
+def score_mode(env_id: str, env_kwargs: dict[str, Any]) -> tuple[str, bool]:
+    """``("reserve", backfill)`` or ``("easy", False)``: how a score plays this preset.
+
+    Raises:
+        SpecError: The preset is not a rigid, single-cluster one.
+    """
+    from hpcgym.bench.episode import env_config
+
+    if env_id != "hpcgym/Rigid-v0":
+        raise SpecError(
+            f"score agents schedule rigid jobs on one cluster (hpcgym/Rigid-v0 and its "
+            f"arguments), not {env_id}"
+        )
+    cfg = env_config(env_id, env_kwargs)
+    if cfg.selection == "reserve":
+        return "reserve", bool(cfg.reserve_backfill)
+    return "easy", False
+
+
+@dataclass(frozen=True)
+class ScoreCard:
+    """A score agent: its weights, the preset it plays and how it was trained."""
+
+    env_id: str
+    env_kwargs: dict[str, Any]
+    weights: tuple[float, ...]
+    seed: int = 0
+    training: dict[str, Any] = field(default_factory=dict)
+    hpcgym_version: str = __version__
+
+    def __post_init__(self) -> None:
+        _coefficients(self.weights)
+        score_mode(self.env_id, self.env_kwargs)
+
+    def scheduler(self) -> BaseScheduler:
+        """A fresh engine scheduler playing these weights in the preset's mode."""
+        mode, backfill = score_mode(self.env_id, self.env_kwargs)
+        if mode == "reserve":
+            return LinearReserve(self.weights, backfill)
+        return LinearEasy(self.weights)
+
+    def to_json(self) -> str:
+        """The card as JSON text (with its format, features and scale)."""
+        body = asdict(self)
+        body["weights"] = dict(zip(FEATURES, self.weights, strict=True))
+        return json.dumps(
+            {"format": FORMAT, "features": list(FEATURES), "scale": list(SCALE), **body},
+            indent=2,
+            sort_keys=True,
+        )
+
+    @classmethod
+    def from_json(cls, text: str, where: str = "score card") -> ScoreCard:
+        """Read a card written by :meth:`to_json`.
+
+        Raises:
+            SpecError: Not such a card, or one of another feature set.
+        """
+        try:
+            raw = json.loads(text)
+            if raw.get("format") != FORMAT:
+                raise ValueError(f"format {raw.get('format')!r}, not {FORMAT!r}")
+            if list(raw["features"]) != list(FEATURES) or list(raw["scale"]) != list(SCALE):
+                raise ValueError("its features or scale are not this hpcgym's")
+            weights = raw["weights"]
+            return cls(
+                env_id=str(raw["env_id"]),
+                env_kwargs=dict(raw.get("env_kwargs") or {}),
+                weights=tuple(float(weights[f]) for f in FEATURES),
+                seed=int(raw.get("seed", 0)),
+                training=dict(raw.get("training") or {}),
+                hpcgym_version=str(raw.get("hpcgym_version", "")),
+            )
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
+            raise SpecError(f"{where}: not a score agent card ({e})") from None
+
+
+def card_path(path: str | Path) -> Path:
+    """The card of a score agent given as its folder or its ``score.json``."""
+    p = Path(path)
+    return p / CARD if p.is_dir() else p
+
+
+def is_score_agent(path: str | Path) -> bool:
+    """Whether ``path`` (a folder or a ``score.json``) holds a score agent's card."""
+    p = card_path(path)
+    return p.name == CARD and p.is_file()
+
+
+def load_score(path: str | Path) -> ScoreCard:
+    """The score agent at ``path`` (a folder or its ``score.json``).
+
+    Raises:
+        SpecError: No card there, or not a valid one.
+    """
+    p = card_path(path)
+    if not p.is_file():
+        raise SpecError(f"no score agent at {path} (no {CARD}); train one with hpcgym search-score")
+    return ScoreCard.from_json(p.read_text(), str(p))
+
+
+# --- search -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Setting:
+    env_id: str
+    env_kwargs_json: str
+    seeds: tuple[int, ...]
+
+
+_SETTING: list[_Setting] = []
+
+
+def _init_worker(setting: _Setting) -> None:
+    _SETTING[:] = [setting]
+
+
+@cache
+def _episodes(setting: _Setting) -> list[tuple[Any, ...]]:
+    from hpcgym.bench.episode import env_config, episode_for
+    from hpcgym.sim import SimConfig
+
+    kwargs = json.loads(setting.env_kwargs_json)
+    kill = env_config(setting.env_id, kwargs).kill_on_walltime
+    out = []
+    for seed in setting.seeds:
+        ep = episode_for(setting.env_id, kwargs, seed)
+        out.append((ep.platform, tuple(ep.jobs), SimConfig(kill_on_walltime=kill)))
+    return out
+
+
+def _play(task: tuple[tuple[float, ...], int]) -> float:
+    weights, index = task
+    setting = _SETTING[0]
+    platform, jobs, config = _episodes(setting)[index]
+    kwargs = json.loads(setting.env_kwargs_json)
+    scheduler = ScoreCard(setting.env_id, kwargs, weights).scheduler()
+    sim = Simulator(platform, jobs, config)
+    scheduler.run(sim)
+    return float(sim.result().summary["mean_bsld"])
+
+
+def search(
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    seed: int = 0,
+    generations: int = GENERATIONS,
+    episodes: int = EPISODES,
+    sigma: float = SIGMA,
+    workers: int = 2,
+    report: Callable[[int, float, float], None] | None = None,
+) -> tuple[ScoreCard, list[dict[str, float]]]:
+    """Search the weights with CMA-ES from F1's; return the card and the search's curve.
+
+    Args:
+        env_id: The preset (``hpcgym/Rigid-v0``).
+        env_kwargs: Its arguments (``split`` is set to ``"train"``).
+        seed: Seeds CMA-ES and chooses the training episodes.
+        generations: CMA-ES generations.
+        episodes: Training episodes.
+        sigma: CMA-ES's initial step size.
+        workers: Processes playing the episodes (1: this process).
+        report: Called after each generation with (generation, its best, best so far).
+
+    Raises:
+        SpecError: A preset a score cannot play, a budget below one, or ``cma`` missing.
+    """
+    try:
+        import cma
+    except ImportError:
+        raise SpecError(
+            "the score search needs the cma package: pip install cma (or hpcgym[rl])"
+        ) from None
+    if generations < 1 or episodes < 1 or workers < 1 or not sigma > 0:
+        raise SpecError(
+            f"generations, episodes and workers must be >= 1 and sigma > 0, got {generations}, "
+            f"{episodes}, {workers} and {sigma}"
+        )
+    kwargs = {**env_kwargs, "split": "train"}
+    score_mode(env_id, kwargs)
+    seeds = tuple(seed * SEED_STRIDE + i for i in range(episodes))
+    setting = _Setting(env_id, json.dumps(kwargs, sort_keys=True), seeds)
+    es = cma.CMAEvolutionStrategy(list(F1_WEIGHTS), sigma, {"seed": seed + 1, "verbose": -9})
+    curve: list[dict[str, float]] = []
+    t0 = time.perf_counter()
+    pool = None
+    if workers > 1:
+        pool = ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(setting,))
+    else:
+        _init_worker(setting)
+
+    def objective(candidates: list[Any]) -> list[float]:
+        tasks = [(tuple(map(float, x)), i) for x in candidates for i in range(episodes)]
+        got = list(pool.map(_play, tasks, chunksize=4)) if pool else list(map(_play, tasks))
+        values = np.array(got).reshape(len(candidates), episodes)
+        return [float(v) for v in values.mean(axis=1)]
+
+    try:
+        start = objective([F1_WEIGHTS])[0]
+        for g in range(generations):
+            xs = es.ask()
+            fs = objective(xs)
+            es.tell(xs, fs)
+            best = min(fs)
+            curve.append(
+                {
+                    "generation": g,
+                    "best": best,
+                    "median": float(np.median(fs)),
+                    "best_so_far": float(es.result.fbest),
+                }
+            )
+            if report is not None:
+                report(g, best, float(es.result.fbest))
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    # The best weights played; F1's own when no candidate beat it on the training episodes.
+    found = float(es.result.fbest)
+    weights = tuple(float(w) for w in es.result.xbest) if found < start else F1_WEIGHTS
+    training = {
+        "method": "cma-es",
+        "cma_version": cma.__version__,
+        "generations": generations,
+        "population": int(es.popsize),
+        "episodes": episodes,
+        "episode_seeds": [seeds[0], seeds[-1]],
+        "sigma": sigma,
+        "objective": "mean of the episodes' mean bounded slowdown (train split)",
+        "f1_objective": start,
+        "best_objective": min(found, start),
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+    card = ScoreCard(env_id, dict(env_kwargs), weights, seed, training)
+    return card, curve
