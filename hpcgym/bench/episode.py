@@ -163,9 +163,10 @@ def _run_engine(
 ) -> EpisodeOutcome:
     ep = episode_for(env_id, env_kwargs, seed)
     cfg = env_config(env_id, env_kwargs)
-    scheduler = (
-        make_baseline(name) if policy_kind(name) == "baseline" else _score(name, env_id, env_kwargs)
-    )
+    if policy_kind(name) == "baseline":
+        scheduler = make_baseline(name)
+    else:
+        scheduler = score_scheduler(name, env_id, env_kwargs)
     jobs, config = scheduler.setting(ep.jobs, SimConfig(kill_on_walltime=cfg.kill_on_walltime))
     sim = Simulator(ep.platform, jobs, config)
     scheduler.reset()
@@ -196,8 +197,13 @@ def _run_engine(
     )
 
 
-def _score(path: str, env_id: str, env_kwargs: dict[str, Any]) -> Any:
-    """The scheduler of the score agent at ``path``, checked to suit the episode's preset."""
+def score_scheduler(path: str, env_id: str, env_kwargs: dict[str, Any]) -> Any:
+    """The scheduler of the score agent at ``path``, checked to suit the episode's preset.
+
+    Raises:
+        SpecError: The agent was trained in another mode (reserve with or without
+            backfilling, or EASY order) than the preset's.
+    """
     from hpcgym.agents.score import load_score, score_mode
 
     card = load_score(path)

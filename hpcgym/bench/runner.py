@@ -25,12 +25,13 @@ import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from hpcgym.bench.episode import run_episode
+from hpcgym.bench.episode import run_episode, score_scheduler
 from hpcgym.bench.policies import policy_kind, policy_label, policy_labels, sweep_members
 from hpcgym.bench.scenarios import Scenario
 from hpcgym.errors import SpecError
@@ -116,6 +117,10 @@ def plan(scenarios: Sequence[Scenario], policies: Sequence[str] | None = None) -
         kinds = [policy_kind(p) for p in chosen]  # fail early on an unknown name
         labels = policy_labels(chosen)  # and on a policy given twice
         for p, kind, label in zip(chosen, kinds, labels, strict=True):
+            members = [m for _, m in sweep_members(p)] if kind == "sweep" else [Path(p)]
+            for member in members:  # a score agent of another mode: refused before any work
+                if policy_kind(str(member)) == "score":
+                    score_scheduler(str(member), sc.env_id, sc.env_kwargs)
             if kind != "sweep":
                 tasks += [Task(sc, p, s, i == 0, label) for i, s in enumerate(sc.seeds)]
                 continue
