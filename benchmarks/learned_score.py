@@ -7,14 +7,12 @@ the greedy-versus-sampled gap of the PPO agents does not arise), and plays the b
 once on the held-out test episodes. A gain that survives there is one a learned scorer could
 reach; none surviving says this family holds none beyond noise.
 
-Features of a queued job (``r`` the request time, at least 0.1 s; ``n`` its nodes; ``w`` the
-time it has waited; ``s`` its submit time on the episode's clock; ``free`` the idle nodes now):
-``log10(r) n / 256``, ``log10(r)``, ``n / 256``, ``log2(n)``, ``log10(1 + w)``,
-``min(w / r, 100)``, ``log10(s)``, ``[n <= free]``; lowest score first (ties: earlier
-submission). Weights are searched in units of ``SCALE`` (one unit moves a score by about F1's
-spread across a queue); ``x = (1, 0, 0, 0, 0, 0, 1, 0)`` is F1 exactly, checked on every test
-episode before the search. The score reads the engine's state, not the env's observation: a
-probe of the policy class, not an agent.
+The family, its features and units are those of the score agents
+(:mod:`hpcgym.agents.score`, whose schedulers this plays): ``x = (1, 0, 0, 0, 0, 0, 1, 0)`` is F1
+exactly, checked on every test episode before the search. This script differs from
+``hpcgym search-score`` in its episodes (fixed lists of the probe's own, and the test sets
+played at the end with F1 beside) and in printing the comparison; the agents themselves come
+from ``hpcgym search-score``.
 
 Modes:
 
@@ -45,89 +43,24 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.baselines.base import runtime_estimate
+from hpcgym.agents.score import F1_WEIGHTS, FEATURES, LinearEasy, LinearReserve
 from hpcgym.baselines.priority import EasyPriority, PriorityReserve
 from hpcgym.bench import scenarios
 from hpcgym.bench.episode import env_config, episode_for
 from hpcgym.bench.papers.rlscheduler import CONFIG
 from hpcgym.bench.stats import interval, paired_win_rate
-from hpcgym.sim import Job, Platform, SimConfig, Simulator
+from hpcgym.sim import Platform, SimConfig, Simulator
 from hpcgym.workloads import Workload
 from hpcgym.workloads.registry import resolve_file
 from hpcgym.workloads.rlsched import read_rlscheduler_trace, split_starts
 from hpcgym.workloads.splits import time_splits
 
 LENGTH = 1024
-FEATURES = (
-    "log10(r)n/256",
-    "log10(r)",
-    "n/256",
-    "log2(n)",
-    "log10(1+w)",
-    "w/r",
-    "log10(s)",
-    "fits",
-)
-SCALE = np.array([256.0, 100.0, 300.0, 50.0, 100.0, 3.0, 870.0, 200.0])
-F1 = np.array([1.0, 0, 0, 0, 0, 0, 1.0, 0])
 RIGID_ENV = "hpcgym/Rigid-v0"
 RIGID_TRAIN = {"n_jobs": 256, "split": "train"}
+F1 = np.asarray(F1_WEIGHTS)
 
 Episode = tuple[Platform, tuple[Any, ...], SimConfig]
-
-
-def features(jobs: list[Job], now: float, free: int) -> np.ndarray:
-    """One row of features per job (module docstring)."""
-    specs = [j.spec for j in jobs]
-    r = np.array([max(runtime_estimate(s), 0.1) for s in specs])
-    n = np.array([s.nodes for s in specs], dtype=float)
-    submit = np.array([s.submit for s in specs])
-    w = now - submit
-    lr = np.log10(r)
-    columns = [
-        lr * n / 256,
-        lr,
-        n / 256,
-        np.log2(n),
-        np.log10(1 + w),
-        np.minimum(w / r, 100),
-        np.log10(np.maximum(submit, 0.1)),
-        (n <= free).astype(float),
-    ]
-    return np.stack(columns, axis=1)
-
-
-def _by_submission(sched: Any, sim: Simulator) -> list[Job]:
-    return sorted(sim.queue.values(), key=lambda j: (j.spec.submit, sched._rank.seq[j.spec.id]))
-
-
-class LinearReserve(PriorityReserve):
-    """Reserve mode choosing by ``features @ weights`` (lowest first)."""
-
-    name = "linear-score-reserve"
-
-    def __init__(self, weights: np.ndarray, backfill: bool) -> None:
-        super().__init__("fcfs", backfill)
-        self.weights = weights
-
-    def choose(self, sim: Simulator, free: int) -> int:
-        jobs = _by_submission(self, sim)
-        return jobs[int(np.argmin(features(jobs, sim.now, free) @ self.weights))].spec.id
-
-
-class LinearEasy(EasyPriority):
-    """EASY with the queue ordered by ``features @ weights`` (lowest first)."""
-
-    name = "linear-score-easy"
-
-    def __init__(self, weights: np.ndarray) -> None:
-        super().__init__("fcfs")
-        self.weights = weights
-
-    def ranked(self, sim: Simulator) -> list[Job]:
-        jobs = _by_submission(self, sim)
-        score = features(jobs, sim.now, sim.pool.free[0]) @ self.weights
-        return [jobs[i] for i in np.argsort(score, kind="stable")]
 
 
 @cache
@@ -169,8 +102,7 @@ def play(task: tuple[tuple[float, ...], str, int, bool]) -> float:
     """Mean bounded slowdown of episode ``index`` of ``group`` under weights ``x``."""
     x, group, index, backfill = task
     platform, jobs, config = episodes(group)[index]
-    weights = np.asarray(x) * SCALE
-    sched = LinearEasy(weights) if group.startswith("easy") else LinearReserve(weights, backfill)
+    sched = LinearEasy(x) if group.startswith("easy") else LinearReserve(x, backfill)
     sim = Simulator(platform, jobs, config)
     sched.run(sim)
     return float(sim.result().summary["mean_bsld"])
