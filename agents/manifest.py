@@ -34,7 +34,7 @@ def main(runs: list[str]) -> int:
     for run in map(Path, runs):
         results = pd.read_csv(run / "results.csv")
         for (scenario, policy), part in results.groupby(["scenario", "policy"]):
-            folder = HERE / str(policy).removesuffix("@best")
+            folder = HERE / str(policy).removesuffix("@best")  # labels are folder names
             if not (folder / "s0").is_dir():
                 continue
             out = folder / "expected" / f"{scenario}.csv"
@@ -43,17 +43,21 @@ def main(runs: list[str]) -> int:
             rows.to_csv(out, index=False, float_format="%.17g")
     agents = {}
     for folder in sorted(p for p in HERE.iterdir() if (p / "s0").is_dir()):
-        members = sorted(folder.glob("s*/best.safetensors"))
-        card = json.loads((folder / "s0" / "best.json").read_text())
+        if (folder / "s0" / "score.json").is_file():  # score agents (hpcgym search-score)
+            files = sorted(folder.glob("s*/score.json"))
+            card = json.loads(files[0].read_text())
+            kind, decode = "score", "greedy"
+        else:  # SB3 agents: each member's validation-chosen best.*
+            weights = sorted(folder.glob("s*/best.safetensors"))
+            files = sorted([*weights, *(w.with_suffix(".json") for w in weights)])
+            card = json.loads((folder / "s0" / "best.json").read_text())
+            kind, decode = "sb3", card["decode"]
         agents[folder.name] = {
+            "kind": kind,
             "env_id": card["env_id"],
-            "decode": card["decode"],
-            "seeds": sorted(int(m.parent.name[1:]) for m in members),
-            "files": {
-                str(p.relative_to(folder)): sha256(p)
-                for m in members
-                for p in (m, m.with_suffix(".json"))
-            },
+            "decode": decode,
+            "seeds": sorted({int(p.parent.name[1:]) for p in files}),
+            "files": {str(p.relative_to(folder)): sha256(p) for p in files},
             "scenarios": sorted(p.stem for p in (folder / "expected").glob("*.csv")),
         }
     (HERE / "agents.json").write_text(json.dumps(agents, indent=2, sort_keys=True) + "\n")

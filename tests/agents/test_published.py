@@ -19,6 +19,7 @@ import pytest
 
 import hpcgym  # noqa: F401
 from hpcgym.agents.saved import load_agent
+from hpcgym.agents.score import load_score
 from hpcgym.bench import scenarios
 from hpcgym.bench.command import run_bench
 from hpcgym.bench.policies import policy_kind, sweep_members
@@ -36,7 +37,8 @@ def test_the_manifest_lists_every_agent_folder_and_the_readme_names_each() -> No
     assert folders == sorted(MANIFEST) and len(folders) >= 5
     readme = (AGENTS / "README.md").read_text()
     for name in folders:
-        assert f"--policy agents/{name}@best" in readme
+        best = "" if MANIFEST[name]["kind"] == "score" else "@best"
+        assert f"--policy agents/{name}{best}" in readme
         assert f"`{name}`" in readme
 
 
@@ -46,14 +48,23 @@ def test_published_files_are_the_recorded_ones_and_load_safely(name: str) -> Non
     folder = AGENTS / name
     for rel, digest in entry["files"].items():
         assert hashlib.sha256((folder / rel).read_bytes()).hexdigest() == digest, rel
-    members = sweep_members(f"{folder}@best")
-    assert [seed for seed, _ in members] == entry["seeds"]
-    for seed, path in members:
-        assert f"s{seed}/best.safetensors" in entry["files"]
-        model, card = load_agent(path)
-        assert (card.env_id, card.decode, card.seed) == (entry["env_id"], entry["decode"], seed)
-        assert card.env_kwargs.get("split") == "train"  # trained on the train split only
-        assert model.num_timesteps == card.timesteps > 0
+    if entry["kind"] == "score":
+        members = sweep_members(str(folder))
+        assert [seed for seed, _ in members] == entry["seeds"]
+        for seed, path in members:
+            score = load_score(path)
+            assert (score.env_id, score.seed) == (entry["env_id"], seed)
+            assert score.training["episodes"] > 0 and "split" not in score.env_kwargs
+            assert score.training["best_objective"] <= score.training["f1_objective"]
+    else:
+        members = sweep_members(f"{folder}@best")
+        assert [seed for seed, _ in members] == entry["seeds"]
+        for seed, path in members:
+            assert f"s{seed}/best.safetensors" in entry["files"]
+            model, card = load_agent(path)
+            assert (card.env_id, card.decode, card.seed) == (entry["env_id"], entry["decode"], seed)
+            assert card.env_kwargs.get("split") == "train"  # trained on the train split only
+            assert model.num_timesteps == card.timesteps > 0
     for scenario in entry["scenarios"]:
         assert scenarios.get(scenario).env_id == entry["env_id"]
         assert (folder / "expected" / f"{scenario}.csv").is_file()
@@ -77,7 +88,7 @@ def test_the_readme_commands_name_real_scenarios_agents_and_options() -> None:
     parser = build_parser()
     commands = _commands()
     assert sum(c[1] == "bench" for c in commands) == 5
-    assert sum(c[1] == "train" for c in commands) >= 5
+    assert sum(c[1] in ("train", "search-score") for c in commands) >= 5
     for argv in commands:
         args = parser.parse_args(argv[1:])  # a wrong option or value exits here
         if argv[1] == "bench":
@@ -86,7 +97,7 @@ def test_the_readme_commands_name_real_scenarios_agents_and_options() -> None:
             for policy in args.policy:
                 assert policy_kind(str(AGENTS.parent / policy)) == "sweep", policy
         else:
-            assert Path(AGENTS.parent / (args.hyperparams or "hpcgym")).exists()
+            assert Path(AGENTS.parent / (getattr(args, "hyperparams", None) or "hpcgym")).exists()
 
 
 def _replays() -> list[object]:
@@ -102,7 +113,7 @@ def _replays() -> list[object]:
 def test_a_published_agent_replays_its_recorded_benchmark(
     name: str, scenario: str, tmp_path: Path
 ) -> None:
-    policy = f"{AGENTS / name}@best"
+    policy = str(AGENTS / name) + ("" if MANIFEST[name]["kind"] == "score" else "@best")
     code = run_bench(
         [scenarios.get(scenario)],
         [policy],
