@@ -2,8 +2,8 @@
 
 ``agents/agents.json`` (written by ``agents/manifest.py``) holds each weights file's and card's
 SHA-256 and the scenarios each agent was benchmarked on; ``agents/<name>/expected/`` holds those
-runs' episodes. The benchmark comparisons replay every episode: the evolving agents' in the
-default run, the others (minutes each) with ``pytest -m slow``.
+runs' episodes. The benchmark comparisons replay every episode: two short ones (:data:`QUICK`)
+in the default run, the others (minutes each) with ``pytest -m slow``.
 """
 
 from __future__ import annotations
@@ -28,8 +28,11 @@ from hpcgym.cli import build_parser
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
 MANIFEST = json.loads((AGENTS / "agents.json").read_text())
 COLUMNS = ["seed", "train_seed", "mean_bsld", "max_bsld", "mean_wait", "makespan", "utilization"]
-QUICK = {"evolving-bc-infx-kind"}
-"""Agents whose benchmark replay is short enough for the default test run."""
+QUICK = {
+    ("evolving-bc-infx-kind", "evolving-klein-v1"),
+    ("score-rlsched-bf", "rlsched-lublin-bf-test-v0"),
+}
+"""Replays short enough for the default test run (agent, scenario)."""
 
 
 def test_the_manifest_lists_every_agent_folder_and_the_readme_names_each() -> None:
@@ -87,7 +90,7 @@ def _commands() -> list[list[str]]:
 def test_the_readme_commands_name_real_scenarios_agents_and_options() -> None:
     parser = build_parser()
     commands = _commands()
-    assert sum(c[1] == "bench" for c in commands) == 5
+    assert sum(c[1] == "bench" for c in commands) == len(MANIFEST)
     assert sum(c[1] in ("train", "search-score") for c in commands) >= 5
     for argv in commands:
         args = parser.parse_args(argv[1:])  # a wrong option or value exits here
@@ -103,8 +106,8 @@ def test_the_readme_commands_name_real_scenarios_agents_and_options() -> None:
 def _replays() -> list[object]:
     cases = []
     for name, entry in sorted(MANIFEST.items()):
-        marks = () if name in QUICK else (pytest.mark.slow,)
         for scenario in entry["scenarios"]:
+            marks = () if (name, scenario) in QUICK else (pytest.mark.slow,)
             cases.append(pytest.param(name, scenario, marks=marks, id=f"{name}-{scenario}"))
     return cases
 
