@@ -32,9 +32,9 @@ def _prepare(folder: Path, overwrite: bool, resume: bool) -> bool:
     held = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
     if not held:
         return True
-    if resume and is_score_agent(folder):
-        return False
-    if overwrite or resume:
+    if resume:  # unfinished: search again; run.json keeps the stopped attempt's segment
+        return not is_score_agent(folder)
+    if overwrite:
         for name in FILES:
             (folder / name).unlink(missing_ok=True)
         return True

@@ -202,7 +202,8 @@ def sweep_members(name: str | Path) -> list[tuple[int, Path]]:
     """The ``(training seed, agent folder)`` of a sweep folder's members, by seed; else ``[]``.
 
     A sweep folder is a folder that is not itself a saved agent and whose sub-folders named
-    ``s<seed>`` are saved agents (the layout of ``hpcgym train --seeds ... --out DIR``).
+    ``s<seed>`` are saved agents (the layout of ``hpcgym train --seeds ... --out DIR``) or
+    score agents (``hpcgym search-score --seeds ... --out DIR``).
     """
     from hpcgym.agents.saved import is_saved_agent
     from hpcgym.agents.score import is_score_agent

@@ -134,6 +134,8 @@ def test_the_command_writes_the_agent_and_keeps_results(
     assert "seed 0: finished before, kept" in capsys.readouterr().out
     assert (out / "s0" / "score.json").read_bytes() == before
     assert load_score(out / "s1").seed == 1
+    segments = json.loads((out / "s1" / "run.json").read_text())["segments"]
+    assert [s["command"][-1] for s in segments] == [str(out), "--resume"]  # both attempts
     assert main([*argv, "--overwrite"]) == 0
     assert (
         json.loads((out / "s0" / "score.json").read_text())["weights"]
