@@ -158,6 +158,12 @@ def score_mode(env_id: str, env_kwargs: dict[str, Any]) -> tuple[str, bool]:
     return "easy", False
 
 
+def _scheduler(weights: Sequence[float], mode: tuple[str, bool]) -> BaseScheduler:
+    if mode[0] == "reserve":
+        return LinearReserve(weights, mode[1])
+    return LinearEasy(weights)
+
+
 @dataclass(frozen=True)
 class ScoreCard:
     """A score agent: its weights, the preset it plays and how it was trained."""
@@ -175,10 +181,7 @@ class ScoreCard:
 
     def scheduler(self) -> BaseScheduler:
         """A fresh engine scheduler playing these weights in the preset's mode."""
-        mode, backfill = score_mode(self.env_id, self.env_kwargs)
-        if mode == "reserve":
-            return LinearReserve(self.weights, backfill)
-        return LinearEasy(self.weights)
+        return _scheduler(self.weights, score_mode(self.env_id, self.env_kwargs))
 
     def to_json(self) -> str:
         """The card as JSON text (with its format, features and scale)."""
@@ -248,6 +251,7 @@ class _Setting:
     env_id: str
     env_kwargs_json: str
     seeds: tuple[int, ...]
+    mode: tuple[str, bool]
 
 
 _SETTING: list[_Setting] = []
@@ -275,10 +279,8 @@ def _play(task: tuple[tuple[float, ...], int]) -> float:
     weights, index = task
     setting = _SETTING[0]
     platform, jobs, config = _episodes(setting)[index]
-    kwargs = json.loads(setting.env_kwargs_json)
-    scheduler = ScoreCard(setting.env_id, kwargs, weights).scheduler()
     sim = Simulator(platform, jobs, config)
-    scheduler.run(sim)
+    _scheduler(weights, setting.mode).run(sim)
     return float(sim.result().summary["mean_bsld"])
 
 
@@ -319,9 +321,9 @@ def search(
             f"{episodes}, {workers} and {sigma}"
         )
     kwargs = {**env_kwargs, "split": "train"}
-    score_mode(env_id, kwargs)
     seeds = tuple(seed * SEED_STRIDE + i for i in range(episodes))
-    setting = _Setting(env_id, json.dumps(kwargs, sort_keys=True), seeds)
+    mode = score_mode(env_id, kwargs)
+    setting = _Setting(env_id, json.dumps(kwargs, sort_keys=True), seeds, mode)
     es = cma.CMAEvolutionStrategy(list(F1_WEIGHTS), sigma, {"seed": seed + 1, "verbose": -9})
     curve: list[dict[str, float]] = []
     t0 = time.perf_counter()

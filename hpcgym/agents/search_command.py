@@ -16,6 +16,7 @@ import csv
 import io
 import sys
 from pathlib import Path
+from typing import Any
 
 from hpcgym.agents.runrecord import RUN_JSON, RunRecord
 from hpcgym.agents.saved import write_atomic
@@ -44,8 +45,13 @@ def _prepare(folder: Path, overwrite: bool, resume: bool) -> bool:
     )
 
 
-def _search_one(args: argparse.Namespace, seed: int, folder: Path, command: list[str]) -> None:
-    env_kwargs = env_kwargs_arg(args.env_kwargs)
+def _search_one(
+    args: argparse.Namespace,
+    env_kwargs: dict[str, Any],
+    seed: int,
+    folder: Path,
+    command: list[str],
+) -> None:
     if not _prepare(folder, args.overwrite, args.resume):
         print(f"seed {seed}: finished before, kept ({folder / CARD})")
         return
@@ -91,17 +97,17 @@ def run(args: argparse.Namespace) -> int:
     at_least("--workers", args.workers, 1)
     if args.resume and args.overwrite:
         raise SpecError("--resume keeps finished seeds and --overwrite replaces them: choose one")
-    env_kwargs_arg(args.env_kwargs)  # refuse bad JSON before any work
+    env_kwargs = env_kwargs_arg(args.env_kwargs)  # bad JSON is refused before any work
     command = ["hpcgym", *(args.argv if args.argv is not None else sys.argv[1:])]
     out = Path(args.out)
     writable_folder(out)
     if args.seeds is None:
-        _search_one(args, args.seed, out, command)
+        _search_one(args, env_kwargs, args.seed, out, command)
         return 0
     from hpcgym.agents.sweep import parse_seeds
 
     for seed in parse_seeds(args.seeds):
-        _search_one(args, seed, out / f"s{seed}", command)
+        _search_one(args, env_kwargs, seed, out / f"s{seed}", command)
     print(f"benchmark every seed as one policy: hpcgym bench --policy {out} ...")
     return 0
 

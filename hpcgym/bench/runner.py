@@ -117,14 +117,13 @@ def plan(scenarios: Sequence[Scenario], policies: Sequence[str] | None = None) -
         kinds = [policy_kind(p) for p in chosen]  # fail early on an unknown name
         labels = policy_labels(chosen)  # and on a policy given twice
         for p, kind, label in zip(chosen, kinds, labels, strict=True):
-            members = [m for _, m in sweep_members(p)] if kind == "sweep" else [Path(p)]
-            for member in members:  # a score agent of another mode: refused before any work
+            members: list[tuple[int | None, str | Path]] = (
+                list(sweep_members(p)) if kind == "sweep" else [(None, p)]
+            )
+            for _, member in members:  # a score agent of another mode: refused before any work
                 if policy_kind(str(member)) == "score":
                     score_scheduler(str(member), sc.env_id, sc.env_kwargs)
-            if kind != "sweep":
-                tasks += [Task(sc, p, s, i == 0, label) for i, s in enumerate(sc.seeds)]
-                continue
-            for m, (k, member) in enumerate(sweep_members(p)):
+            for m, (k, member) in enumerate(members):
                 tasks += [
                     Task(sc, str(member), s, i == 0 and m == 0, label, k)
                     for i, s in enumerate(sc.seeds)
