@@ -20,7 +20,15 @@ from typing import Any
 
 from hpcgym.agents.runrecord import RUN_JSON, RunRecord
 from hpcgym.agents.saved import write_atomic
-from hpcgym.agents.score import CARD, EPISODES, GENERATIONS, SIGMA, is_score_agent, search
+from hpcgym.agents.score import (
+    CARD,
+    EPISODES,
+    GENERATIONS,
+    OBJECTIVES,
+    SIGMA,
+    is_score_agent,
+    search,
+)
 from hpcgym.cli_checks import at_least, env_kwargs_arg, known_env_id, writable_folder
 from hpcgym.errors import SpecError
 
@@ -71,6 +79,7 @@ def _search_one(
             args.sigma,
             args.workers,
             report,
+            args.objective,
         )
     except BaseException as e:
         record.close("interrupted" if isinstance(e, KeyboardInterrupt) else "failed", None)
@@ -84,8 +93,9 @@ def _search_one(
     record.close("finished", None)
     t = card.training
     print(
-        f"seed {seed}: {t['best_objective']:.3f} against F1's {t['f1_objective']:.3f} on "
-        f"{t['episodes']} training episodes, {t['seconds']} s; agent: {folder / CARD}"
+        f"seed {seed}: {t['best_objective']:.3f} against F1's {t['f1_objective']:.3f} "
+        f"({t['objective_name']}) on {t['episodes']} training episodes, {t['seconds']} s; "
+        f"agent: {folder / CARD}"
     )
 
 
@@ -127,6 +137,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--generations", type=int, default=GENERATIONS, help="CMA-ES generations")
     p.add_argument("--episodes", type=int, default=EPISODES, help="training episodes")
     p.add_argument("--sigma", type=float, default=SIGMA, help="initial step size (weight units)")
+    p.add_argument(
+        "--objective",
+        choices=sorted(OBJECTIVES),
+        default="mean",
+        help="mean: mean bounded slowdown over the episodes; log-ratio: mean log of each "
+        "episode's ratio to F1's (weighs every episode's relative gain alike)",
+    )
     p.add_argument("--workers", type=int, default=2, help="processes playing the episodes")
     p.add_argument("--out", required=True, help="run folder (with --seeds: <out>/s<seed>)")
     p.add_argument("--overwrite", action="store_true", help="replace a run already in --out")
