@@ -91,6 +91,25 @@ def test_the_search_is_deterministic_whatever_the_workers_and_never_worse_than_f
     assert replayed == pytest.approx(t["best_objective"], rel=1e-12)
 
 
+def test_the_log_ratio_objective_is_each_episodes_log_gain_over_f1_replayable() -> None:
+    card, curve = search(RIGID, EASY, seed=5, generations=3, episodes=4, objective="log-ratio")
+    t = card.training
+    assert t["objective_name"] == "log-ratio" and t["f1_objective"] == 0.0
+    assert t["best_objective"] <= 0.0 and len(curve) == 3
+    train = {**EASY, "split": "train"}
+    kill = SimConfig(kill_on_walltime=env_config(RIGID, train).kill_on_walltime)
+    ratios = []
+    for s in range(500_000, 500_004):
+        ep = episode_for(RIGID, train, s)
+        mine, f1 = (Simulator(ep.platform, ep.jobs, kill) for _ in range(2))
+        card.scheduler().run(mine)
+        EasyPriority("f1").run(f1)
+        ratios.append(mine.result().summary["mean_bsld"] / f1.result().summary["mean_bsld"])
+    assert float(np.mean(np.log(ratios))) == pytest.approx(t["best_objective"], abs=1e-12)
+    with pytest.raises(SpecError, match="unknown objective 'median'"):
+        search(RIGID, EASY, objective="median")
+
+
 def test_cards_round_trip_and_refuse_what_they_cannot_play(tmp_path: Path) -> None:
     card = ScoreCard(RIGID, RESERVE, (0.5, 1, 0, 0, 0, 0, 1, -1), 2, {"note": 1})
     assert ScoreCard.from_json(card.to_json()) == card
