@@ -171,15 +171,24 @@ register(
 
 
 def _lublin(seed: int, opts: Mapping[str, Any]) -> Workload:
-    return generate_lublin(opts["n_jobs"], opts["nodes"], seed, typed=opts["typed"])
+    w = generate_lublin(opts["n_jobs"], opts["nodes"], seed, typed=opts["typed"])
+    scale = opts["arrival_scale"]
+    if isinstance(scale, bool) or not isinstance(scale, int | float) or not scale > 0:
+        raise WorkloadError(
+            f"synthetic/lublin-256-v0: arrival_scale must be a number > 0 (below 1 packs the "
+            f"arrivals, raising the load), got {scale!r}"
+        )
+    # 1 leaves the model's jobs untouched (the set's recipe before the option existed).
+    return w if scale == 1 else transforms.scale_arrivals(w, float(scale))
 
 
 register(
     WorkloadSet(
         "synthetic/lublin-256-v0",
-        "Lublin-Feitelson 2003 model, 256 nodes, 10,000 jobs",
+        "Lublin-Feitelson 2003 model, 256 nodes, 10,000 jobs (arrival_scale: inter-arrival "
+        "times times this)",
         _lublin,
-        {"n_jobs": 10_000, "nodes": 256, "typed": False},
+        {"n_jobs": 10_000, "nodes": 256, "typed": False, "arrival_scale": 1.0},
         allocation="processor",
     )
 )

@@ -112,3 +112,23 @@ def test_generator_is_deterministic_and_seeded():
     assert np.array_equal(a.rows, b.rows)
     assert [j.id for j in a] == list(range(1, 2001))
     assert a.header.max_nodes == 128 and a.provenance[0].seed == 5
+
+
+def test_the_set_packs_arrivals_by_arrival_scale_and_keeps_its_recipe_at_one() -> None:
+    import hpcgym.workloads as W
+    from hpcgym.errors import WorkloadError
+    from hpcgym.workloads.stats import offered_load
+
+    plain = W.load("synthetic/lublin-256-v0", seed=4, n_jobs=300)
+    assert [j.submit for j in plain.jobs] == [
+        j.submit for j in generate_lublin(300, 256, 4).jobs
+    ]  # the default is the model's own arrivals
+    packed = W.load("synthetic/lublin-256-v0", seed=4, n_jobs=300, arrival_scale=0.5)
+    t0 = plain.jobs[0].submit
+    for a, b in zip(plain.jobs, packed.jobs, strict=True):
+        assert b.submit == pytest.approx(t0 + (a.submit - t0) * 0.5)
+        assert (a.nodes, a.work, a.walltime) == (b.nodes, b.work, b.walltime)
+    assert offered_load(packed) == pytest.approx(2 * offered_load(plain))
+    for bad in (0, -1.0, "0.8", True):
+        with pytest.raises(WorkloadError, match="arrival_scale must be a number > 0"):
+            W.load("synthetic/lublin-256-v0", seed=4, n_jobs=30, arrival_scale=bad)
