@@ -20,7 +20,8 @@ exactly: the search starts there (:data:`F1_WEIGHTS`).
 
 Training (:func:`search`, ``hpcgym search-score``): CMA-ES (the ``cma`` package) over the
 eight weights, minimising the mean bounded slowdown of the greedy schedules of a fixed set of
-training episodes: the episodes the env draws on its *train* split for reset seeds
+training episodes (or the mean log of each episode's ratio to F1's: :data:`OBJECTIVES`): the
+episodes the env draws on its *train* split for reset seeds
 ``seed * 100_000 + i``, ``i < episodes``, run on the bare engine (the same jobs and rules the
 env gives; :func:`hpcgym.bench.episode.episode_for`). The best weights seen are the agent (F1's
 if nothing beat them on those episodes). The same seed gives the same agent whatever the
