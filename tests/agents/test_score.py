@@ -110,6 +110,26 @@ def test_the_log_ratio_objective_is_each_episodes_log_gain_over_f1_replayable() 
         search(RIGID, EASY, objective="median")
 
 
+def test_a_search_on_generated_lublin_traces_plays_a_new_trace_per_episode() -> None:
+    """Training on the Lublin model (one generated trace per episode), as the
+    ``score-synlublin-*`` agents: the card keeps those arguments and still plays reserve mode."""
+    synthetic = {
+        **RESERVE,
+        "workload": "synthetic/lublin-256-v0",
+        "workload_options": {"n_jobs": 256, "arrival_scale": 0.83},
+        "episode": "seeded",
+        "n_seeds": 100_000,
+        "reserve_backfill": True,
+    }
+    card, _ = search(RIGID, synthetic, seed=1, generations=1, episodes=3, workers=1)
+    assert card.env_kwargs == synthetic and type(card.scheduler()) is LinearReserve
+    assert card.scheduler().backfill
+    train = {**synthetic, "split": "train"}
+    eps = [episode_for(RIGID, train, s) for s in range(100_000, 100_003)]
+    assert len({ep.workload_seed for ep in eps}) == 3  # three generated traces
+    assert all(ep.workload_seed < 70_000 and ep.start == 0 for ep in eps)  # the train share
+
+
 def test_cards_round_trip_and_refuse_what_they_cannot_play(tmp_path: Path) -> None:
     card = ScoreCard(RIGID, RESERVE, (0.5, 1, 0, 0, 0, 0, 1, -1), 2, {"note": 1})
     assert ScoreCard.from_json(card.to_json()) == card
