@@ -171,13 +171,13 @@ register(
 
 
 def _lublin(seed: int, opts: Mapping[str, Any]) -> Workload:
-    w = generate_lublin(opts["n_jobs"], opts["nodes"], seed, typed=opts["typed"])
     scale = opts["arrival_scale"]
-    if isinstance(scale, bool) or not isinstance(scale, int | float) or not scale > 0:
+    if isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 < scale < np.inf:
         raise WorkloadError(
-            f"synthetic/lublin-256-v0: arrival_scale must be a number > 0 (below 1 packs the "
-            f"arrivals, raising the load), got {scale!r}"
+            f"synthetic/lublin-256-v0: arrival_scale must be a finite number > 0 (below 1 "
+            f"packs the arrivals, raising the load), got {scale!r}"
         )
+    w = generate_lublin(opts["n_jobs"], opts["nodes"], seed, typed=opts["typed"])
     # 1 leaves the model's jobs untouched (the set's recipe before the option existed).
     return w if scale == 1 else transforms.scale_arrivals(w, float(scale))
 

@@ -129,6 +129,6 @@ def test_the_set_packs_arrivals_by_arrival_scale_and_keeps_its_recipe_at_one() -
         assert b.submit == pytest.approx(t0 + (a.submit - t0) * 0.5)
         assert (a.nodes, a.work, a.walltime) == (b.nodes, b.work, b.walltime)
     assert offered_load(packed) == pytest.approx(2 * offered_load(plain))
-    for bad in (0, -1.0, "0.8", True):
-        with pytest.raises(WorkloadError, match="arrival_scale must be a number > 0"):
+    for bad in (0, -1.0, float("inf"), float("nan"), "0.8", True):
+        with pytest.raises(WorkloadError, match="arrival_scale must be a finite number > 0"):
             W.load("synthetic/lublin-256-v0", seed=4, n_jobs=30, arrival_scale=bad)
