@@ -352,18 +352,17 @@ def search(
         return np.array(got).reshape(len(candidates), episodes)
 
     try:
-        f1 = played([F1_WEIGHTS])[0]
+        f1 = played([F1_WEIGHTS])
 
-        def measure(candidates: list[Any]) -> list[float]:
-            values = played(candidates)
+        def measure(values: np.ndarray) -> list[float]:
             if objective == "log-ratio":
                 values = np.log(values / f1)
             return [float(v) for v in values.mean(axis=1)]
 
-        start = float(f1.mean()) if objective == "mean" else 0.0
+        start = measure(f1)[0]  # F1's own: its mean, or 0 for log-ratio
         for g in range(generations):
             xs = es.ask()
-            fs = measure(xs)
+            fs = measure(played(xs))
             es.tell(xs, fs)
             best = min(fs)
             curve.append(
