@@ -227,20 +227,27 @@ class ScoreCard:
             raise SpecError(f"{where}: not a score agent card ({e})") from None
 
 
+PLANNER_CARD = "planner.json"
+"""The card of a planner agent (:mod:`hpcgym.agents.lookahead`): an engine agent benchmarked as
+score agents are."""
+
+
 def card_path(path: str | Path) -> Path:
-    """The card of a score agent given as its folder or its ``score.json``."""
+    """The card of a score (or planner) agent given as its folder or its card file."""
     p = Path(path)
-    return p / CARD if p.is_dir() else p
+    if not p.is_dir():
+        return p
+    return p / PLANNER_CARD if (p / PLANNER_CARD).is_file() else p / CARD
 
 
 def is_score_agent(path: str | Path) -> bool:
-    """Whether ``path`` (a folder or a ``score.json``) holds a score agent's card."""
+    """Whether ``path`` (a folder or a card file) holds a score or planner agent's card."""
     p = card_path(path)
-    return p.name == CARD and p.is_file()
+    return p.name in (CARD, PLANNER_CARD) and p.is_file()
 
 
-def load_score(path: str | Path) -> ScoreCard:
-    """The score agent at ``path`` (a folder or its ``score.json``).
+def load_score(path: str | Path) -> Any:
+    """The score agent (:class:`ScoreCard`) or planner agent at ``path`` (folder or card).
 
     Raises:
         SpecError: No card there, or not a valid one.
@@ -248,6 +255,10 @@ def load_score(path: str | Path) -> ScoreCard:
     p = card_path(path)
     if not p.is_file():
         raise SpecError(f"no score agent at {path} (no {CARD}); train one with hpcgym search-score")
+    if p.name == PLANNER_CARD:
+        from hpcgym.agents.lookahead import PlannerCard
+
+        return PlannerCard.from_json(p.read_text(), str(p))
     return ScoreCard.from_json(p.read_text(), str(p))
 
 

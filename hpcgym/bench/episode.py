@@ -204,15 +204,18 @@ def score_scheduler(path: str, env_id: str, env_kwargs: dict[str, Any]) -> Any:
         SpecError: The agent was trained in another mode (reserve with or without
             backfilling, or EASY order) than the preset's.
     """
+    from hpcgym.agents.lookahead import PlannerCard
     from hpcgym.agents.score import load_score, score_mode
 
-    card = load_score(path)
+    card = load_score(path)  # a ScoreCard, or a PlannerCard (hpcgym.agents.lookahead)
     mine = score_mode(card.env_id, card.env_kwargs)
     theirs = score_mode(env_id, env_kwargs)
     if mine != theirs:
         raise SpecError(
             f"{path} was trained in {_mode_text(mine)}; this scenario plays {_mode_text(theirs)}"
         )
+    if isinstance(card, PlannerCard):
+        return card.scheduler(env_kwargs)
     return card.scheduler()
 
 
