@@ -144,6 +144,10 @@ def forward_cost_backfill(
     t, cost, a, na = now, 0.0, 0, len(arrivals)
     chosen: Item | None = queue[first]
     limit = shadow(t, free, queue[first][3], sorted(heap))[0]
+    # Waiting jobs before ``scan`` were refused at an earlier event with as many free nodes and
+    # the same reservation, and later is no better: only the rest need looking at (exactly the
+    # engine's scan of every waiting job, in fewer steps).
+    scan = 0
     while True:
         while chosen is not None and chosen[3] <= free:
             _, submit, run, n = chosen
@@ -154,11 +158,12 @@ def forward_cost_backfill(
             if chosen is not None:
                 waiting.remove(chosen)
                 limit = shadow(t, free, chosen[3], sorted(heap))[0]
+                scan = 0
         if chosen is None:
             if a == na:
                 return cost
         else:
-            i = 0
+            i = scan
             while i < len(waiting) and free > 0:
                 _, submit, run, n = waiting[i]
                 if n <= free and t + run < limit:
@@ -173,8 +178,10 @@ def forward_cost_backfill(
         if a < na and arrivals[a][1] < nxt:
             nxt = arrivals[a][1]
         t = nxt
+        scan = len(waiting)
         while heap and heap[0][0] <= t:
             free += heapq.heappop(heap)[1]
+            scan = 0
         while a < na and arrivals[a][1] <= t:
             waiting.append(arrivals[a])
             a += 1
@@ -182,6 +189,7 @@ def forward_cost_backfill(
             chosen = min(waiting)
             waiting.remove(chosen)
             limit = shadow(t, free, chosen[3], sorted(heap))[0]
+            scan = 0
 
 
 class LookaheadReserve(PriorityReserve):
