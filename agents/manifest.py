@@ -47,6 +47,10 @@ def main(runs: list[str]) -> int:
             files = sorted(folder.glob("s*/score.json"))
             card = json.loads(files[0].read_text())
             kind, decode = "score", "greedy"
+        elif (folder / "s0" / "planner.json").is_file():  # python -m hpcgym.agents.lookahead
+            files = sorted(folder.glob("s*/planner.json"))
+            card = json.loads(files[0].read_text())
+            kind, decode = "planner", "greedy"
         else:  # SB3 agents: each member's validation-chosen best.*
             weights = sorted(folder.glob("s*/best.safetensors"))
             files = sorted([*weights, *(w.with_suffix(".json") for w in weights)])

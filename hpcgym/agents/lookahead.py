@@ -416,3 +416,105 @@ class PlannerCard:
             )
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
             raise SpecError(f"{where}: not a planner card ({e})") from None
+
+
+def write_planners(
+    out: str,
+    seeds: Sequence[int],
+    backfill: bool,
+    pool_workload: str = "rlsched/lublin256-v0",
+    pool_split: str = "train",
+    candidates: int = 4,
+    horizon: int = 64,
+    samples: int = 32,
+    align: bool = True,
+    training: dict[str, Any] | None = None,
+) -> list[str]:
+    """Write one planner card per seed, ``<out>/s<seed>/planner.json`` (a sweep folder).
+
+    The preset is RLScheduler's reserve mode on ``pool_workload`` (with or without
+    backfilling). Cards already there are never overwritten.
+
+    Raises:
+        SpecError: A card exists, or a setting is invalid (checked on the pool first).
+    """
+    from pathlib import Path
+
+    from hpcgym.atomic import write_text
+
+    kwargs = {
+        "workload": pool_workload,
+        "platform": None,
+        "n_jobs": 1024,
+        "selection": "reserve",
+        "reserve_backfill": backfill,
+        "queue_slots": 128,
+        "kill_on_walltime": False,
+    }
+    cards = [
+        PlannerCard(
+            "hpcgym/Rigid-v0",
+            kwargs,
+            pool_workload,
+            pool_split,
+            candidates,
+            horizon,
+            samples,
+            align,
+            seed,
+            dict(training or {}),
+        )
+        for seed in seeds
+    ]
+    cards[0].scheduler()  # the pool and settings are valid
+    paths = [Path(out) / f"s{card.seed}" / CARD for card in cards]
+    there = [str(p) for p in paths if p.exists()]
+    if there:
+        raise SpecError(f"planner cards exist, not overwritten: {', '.join(there)}")
+    for card, path in zip(cards, paths, strict=True):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text(path, card.to_json() + "\n")
+    return [str(p) for p in paths]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m hpcgym.agents.lookahead --out DIR [--backfill] [--seeds 0-2] ...``."""
+    import argparse
+
+    from hpcgym.agents.sweep import parse_seeds
+
+    ap = argparse.ArgumentParser(
+        prog="python -m hpcgym.agents.lookahead",
+        description="Write planner agent cards (one per sampling seed) into a sweep folder.",
+    )
+    ap.add_argument("--out", required=True, help="the sweep folder (s<seed>/planner.json)")
+    ap.add_argument("--seeds", default="0-2", help="sampling seeds: 0-2, or 0,3,5")
+    ap.add_argument("--backfill", action="store_true", help="reserve mode with backfilling")
+    ap.add_argument("--pool", default="rlsched/lublin256-v0", help="the pool's workload")
+    ap.add_argument("--split", default="train", help="the pool's split (or all)")
+    ap.add_argument("--candidates", type=int, default=4)
+    ap.add_argument("--horizon", type=int, default=64)
+    ap.add_argument("--samples", type=int, default=32)
+    ap.add_argument("--no-align", action="store_true", help="sample runs at any time of day")
+    ap.add_argument("--note", default="", help="recorded in each card's training record")
+    args = ap.parse_args(argv)
+    try:
+        paths = write_planners(
+            args.out,
+            parse_seeds(args.seeds),
+            args.backfill,
+            args.pool,
+            args.split,
+            args.candidates,
+            args.horizon,
+            args.samples,
+            not args.no_align,
+            {"note": args.note} if args.note else None,
+        )
+    except SpecError as e:
+        raise SystemExit(f"error: {e}") from None
+    print("\n".join(paths))
+
+
+if __name__ == "__main__":
+    main()

@@ -259,3 +259,22 @@ def test_a_card_of_another_mode_or_a_bad_card_is_refused(tmp_path: Path) -> None
     del raw["pool_workload"]
     with pytest.raises(SpecError, match="not a planner card"):
         PlannerCard.from_json(json.dumps(raw))
+
+
+def test_cards_are_written_per_seed_and_never_overwritten(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "planners"
+    rp.main(["--out", str(out), "--seeds", "0-1", "--backfill", "--horizon", "16", "--note", "x"])
+    assert capsys.readouterr().out.split() == [str(out / f"s{s}" / "planner.json") for s in (0, 1)]
+    cards = [PlannerCard.from_json((out / f"s{s}" / "planner.json").read_text()) for s in (0, 1)]
+    assert [c.seed for c in cards] == [0, 1]
+    assert all(c.backfill and c.horizon == 16 and c.training == {"note": "x"} for c in cards)
+    before = (out / "s1" / "planner.json").read_text()
+    with pytest.raises(SystemExit, match="not overwritten"):
+        rp.main(["--out", str(out), "--seeds", "1-2", "--horizon", "64"])
+    assert (out / "s1" / "planner.json").read_text() == before
+    assert not (out / "s2").exists()
+    with pytest.raises(SystemExit, match="candidates"):
+        rp.main(["--out", str(tmp_path / "bad"), "--candidates", "0"])
+    assert not (tmp_path / "bad").exists()

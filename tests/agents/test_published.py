@@ -33,6 +33,8 @@ QUICK = {
     ("score-rlsched-bf", "rlsched-lublin-bf-test-v0"),
 }
 """Replays short enough for the default test run (agent, scenario)."""
+ENGINE = ("score", "planner")
+"""Kinds of agents that play on the bare engine (no ``@best`` member, no weights)."""
 
 
 def test_the_manifest_lists_every_agent_folder_and_the_readme_names_each() -> None:
@@ -40,7 +42,7 @@ def test_the_manifest_lists_every_agent_folder_and_the_readme_names_each() -> No
     assert folders == sorted(MANIFEST) and len(folders) >= 5
     readme = (AGENTS / "README.md").read_text()
     for name in folders:
-        best = "" if MANIFEST[name]["kind"] == "score" else "@best"
+        best = "" if MANIFEST[name]["kind"] in ENGINE else "@best"
         assert f"--policy agents/{name}{best}" in readme
         assert f"`{name}`" in readme
 
@@ -59,6 +61,15 @@ def test_published_files_are_the_recorded_ones_and_load_safely(name: str) -> Non
             assert (score.env_id, score.seed) == (entry["env_id"], seed)
             assert score.training["episodes"] > 0 and "split" not in score.env_kwargs
             assert score.training["best_objective"] <= score.training["f1_objective"]
+    elif entry["kind"] == "planner":
+        members = sweep_members(str(folder))
+        assert [seed for seed, _ in members] == entry["seeds"]
+        for seed, path in members:
+            planner = load_score(path)
+            assert (planner.env_id, planner.seed) == (entry["env_id"], seed)
+            assert "split" not in planner.env_kwargs
+            assert planner.pool_split == "train"  # futures sampled from the train split only
+            assert "tune" in planner.training["note"]
     else:
         members = sweep_members(f"{folder}@best")
         assert [seed for seed, _ in members] == entry["seeds"]
@@ -116,7 +127,7 @@ def _replays() -> list[object]:
 def test_a_published_agent_replays_its_recorded_benchmark(
     name: str, scenario: str, tmp_path: Path
 ) -> None:
-    policy = str(AGENTS / name) + ("" if MANIFEST[name]["kind"] == "score" else "@best")
+    policy = str(AGENTS / name) + ("" if MANIFEST[name]["kind"] in ENGINE else "@best")
     code = run_bench(
         [scenarios.get(scenario)],
         [policy],
