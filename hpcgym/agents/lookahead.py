@@ -40,6 +40,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -438,8 +439,6 @@ def write_planners(
     Raises:
         SpecError: A card exists, or a setting is invalid (checked on the pool first).
     """
-    from pathlib import Path
-
     from hpcgym.atomic import write_text
 
     kwargs = {

@@ -42,7 +42,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -51,6 +51,9 @@ from hpcgym.baselines.base import BaseScheduler, runtime_estimate
 from hpcgym.baselines.priority import EasyPriority, PriorityReserve
 from hpcgym.errors import SpecError
 from hpcgym.sim import Job, Simulator
+
+if TYPE_CHECKING:
+    from hpcgym.agents.lookahead import PlannerCard
 
 FORMAT = "hpcgym-score/1"
 CARD = "score.json"
@@ -246,7 +249,7 @@ def is_score_agent(path: str | Path) -> bool:
     return p.name in (CARD, PLANNER_CARD) and p.is_file()
 
 
-def load_score(path: str | Path) -> Any:
+def load_score(path: str | Path) -> ScoreCard | PlannerCard:
     """The score agent (:class:`ScoreCard`) or planner agent at ``path`` (folder or card).
 
     Raises:
