@@ -440,16 +440,9 @@ def write_planners(
         SpecError: A card exists, or a setting is invalid (checked on the pool first).
     """
     from hpcgym.atomic import write_text
+    from hpcgym.bench.scenarios import rlsched_kwargs
 
-    kwargs = {
-        "workload": pool_workload,
-        "platform": None,
-        "n_jobs": 1024,
-        "selection": "reserve",
-        "reserve_backfill": backfill,
-        "queue_slots": 128,
-        "kill_on_walltime": False,
-    }
+    kwargs = rlsched_kwargs(pool_workload, backfill)
     cards = [
         PlannerCard(
             "hpcgym/Rigid-v0",

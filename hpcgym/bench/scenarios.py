@@ -355,6 +355,23 @@ def seeds_for_starts(starts: Sequence[int], first: int = 1000) -> tuple[int, ...
     return tuple(wanted[i] for i in range(n))
 
 
+def rlsched_kwargs(workload: str, backfill: bool) -> dict[str, Any]:
+    """``hpcgym/Rigid-v0``'s arguments for RLScheduler's setting on ``workload``.
+
+    The trace's own machine, 1,024-job sequences, reserve mode (with or without backfilling)
+    over 128 queue slots, no walltime kills.
+    """
+    return {
+        "workload": workload,
+        "platform": None,
+        "n_jobs": 1024,
+        "selection": "reserve",
+        "reserve_backfill": backfill,
+        "queue_slots": 128,
+        "kill_on_walltime": False,
+    }
+
+
 def _rlsched(
     name: str,
     workload: str,
@@ -364,16 +381,7 @@ def _rlsched(
     description: str,
     split: str | None = None,
 ) -> Scenario:
-    kwargs: dict[str, Any] = {
-        "workload": workload,
-        "platform": None,
-        "n_jobs": 1024,
-        "selection": "reserve",
-        "reserve_backfill": backfill,
-        "queue_slots": 128,
-        "kill_on_walltime": False,
-        "window_starts": tuple(starts),
-    }
+    kwargs: dict[str, Any] = {**rlsched_kwargs(workload, backfill), "window_starts": tuple(starts)}
     if split is not None:
         kwargs["split"] = split
     return Scenario(
