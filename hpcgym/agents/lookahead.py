@@ -49,7 +49,7 @@ from hpcgym import __version__
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.priority import F1_SUBMIT_WEIGHT, MIN_TIME, PriorityReserve
 from hpcgym.errors import SpecError
-from hpcgym.sim import JobSpec, SimConfig, Simulator
+from hpcgym.sim import Job, JobSpec, SimConfig, Simulator
 from hpcgym.sim.planning import shadow
 
 FORMAT = "hpcgym-planner/1"
@@ -311,15 +311,28 @@ class LookaheadReserve(PriorityReserve):
             self._prepare(sim, min(j.spec.id for j in ranked))
         if len(ranked) == 1 or self.candidates == 1:
             return ranked[0].spec.id
-        releases = [(estimated_end(sim, j), j.size) for j in sim.running.values()]
-        queue = [item(j.spec.submit, runtime_estimate(j.spec), j.spec.nodes) for j in ranked]
-        futures = self._futures(now)
         best, best_cost = 0, math.inf
-        for c in range(min(self.candidates, len(ranked))):
-            cost = sum(self.forward(now, free, releases, queue, c, f) for f in futures)
+        for c, cost in enumerate(self.costs(sim, free, ranked)):
             if cost < best_cost - 1e-9:
                 best, best_cost = c, cost
         return ranked[best].spec.id
+
+    def costs(self, sim: Simulator, free: int, ranked: Sequence[Job]) -> list[float]:
+        """The forward plays' total bounded slowdown for each of F1's best-ranked jobs.
+
+        Args:
+            sim: The engine at the choice.
+            free: Idle nodes now.
+            ranked: The queued jobs in F1's order (the first ``candidates`` are compared).
+        """
+        now = sim.now
+        releases = [(estimated_end(sim, j), j.size) for j in sim.running.values()]
+        queue = [item(j.spec.submit, runtime_estimate(j.spec), j.spec.nodes) for j in ranked]
+        futures = self._futures(now)
+        return [
+            sum(self.forward(now, free, releases, queue, c, f) for f in futures)
+            for c in range(min(self.candidates, len(ranked)))
+        ]
 
 
 @cache

@@ -53,6 +53,7 @@ from hpcgym.errors import SpecError
 from hpcgym.sim import Job, Simulator
 
 if TYPE_CHECKING:
+    from hpcgym.agents.distill import DistilledCard
     from hpcgym.agents.lookahead import PlannerCard
 
 FORMAT = "hpcgym-score/1"
@@ -233,27 +234,34 @@ class ScoreCard:
 PLANNER_CARD = "planner.json"
 """The card of a planner agent (:mod:`hpcgym.agents.lookahead`): an engine agent benchmarked as
 score agents are."""
+DISTILLED_CARD = "distilled.json"
+"""The card of a distilled planner (:mod:`hpcgym.agents.distill`): likewise."""
+ENGINE_CARDS = (CARD, PLANNER_CARD, DISTILLED_CARD)
+"""The cards of the agents that play on the bare engine (a folder holds one of them)."""
 
 
 def card_path(path: str | Path) -> Path:
-    """The card of a score (or planner) agent given as its folder or its card file."""
+    """The card of a score, planner or distilled agent given as its folder or its card file."""
     p = Path(path)
     if not p.is_dir():
         return p
-    return p / PLANNER_CARD if (p / PLANNER_CARD).is_file() else p / CARD
+    for name in (PLANNER_CARD, DISTILLED_CARD):
+        if (p / name).is_file():
+            return p / name
+    return p / CARD
 
 
 def is_score_agent(path: str | Path) -> bool:
-    """Whether ``path`` (a folder or a card file) holds a score or planner agent's card."""
+    """Whether ``path`` (a folder or a card file) holds a score, planner or distilled card."""
     p = card_path(path)
-    return p.name in (CARD, PLANNER_CARD) and p.is_file()
+    return p.name in ENGINE_CARDS and p.is_file()
 
 
-def load_score(path: str | Path) -> ScoreCard | PlannerCard:
-    """The score agent (:class:`ScoreCard`) or planner agent at ``path`` (folder or card).
+def load_score(path: str | Path) -> ScoreCard | PlannerCard | DistilledCard:
+    """The score agent (:class:`ScoreCard`), planner or distilled planner at ``path``.
 
     Raises:
-        SpecError: No card there, or not a valid one.
+        SpecError: No card there (``path`` is a folder or a card file), or not a valid one.
     """
     p = card_path(path)
     if not p.is_file():
@@ -262,6 +270,10 @@ def load_score(path: str | Path) -> ScoreCard | PlannerCard:
         from hpcgym.agents.lookahead import PlannerCard
 
         return PlannerCard.from_json(p.read_text(), str(p))
+    if p.name == DISTILLED_CARD:
+        from hpcgym.agents.distill import DistilledCard
+
+        return DistilledCard.from_json(p.read_text(), str(p))
     return ScoreCard.from_json(p.read_text(), str(p))
 
 

@@ -207,7 +207,7 @@ def score_scheduler(path: str, env_id: str, env_kwargs: dict[str, Any]) -> Any:
     from hpcgym.agents.lookahead import PlannerCard
     from hpcgym.agents.score import load_score, score_mode
 
-    card = load_score(path)  # a ScoreCard, or a PlannerCard (hpcgym.agents.lookahead)
+    card = load_score(path)  # a ScoreCard, PlannerCard or DistilledCard
     mine = score_mode(card.env_id, card.env_kwargs)
     theirs = score_mode(env_id, env_kwargs)
     if mine != theirs:

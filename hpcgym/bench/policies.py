@@ -245,8 +245,9 @@ def policy_kind(name: str) -> str:
     raise SpecError(
         f"unknown policy {name!r}: not advance, random, a baseline "
         f"({', '.join(baseline_names())}), a baseline{ON_ENV}, a saved agent "
-        f"(no agent weights and card at {name}), a score or planner agent (no score.json or "
-        "planner.json there) or a seed sweep (no s<seed> agent folders in it)"
+        f"(no agent weights and card at {name}), a score, planner or distilled agent (no "
+        "score.json, planner.json or distilled.json there) or a seed sweep (no s<seed> agent "
+        "folders in it)"
     )
 
 
@@ -270,8 +271,9 @@ def make_env_policy(name: str) -> EnvPolicy:
         )
     if kind == "score":
         raise SpecError(
-            f"{name!r} is a score or planner agent: it runs on the bare engine over the env's "
-            "episode, as a baseline does (hpcgym bench --policy), not step by step on the env"
+            f"{name!r} is a score, planner or distilled agent: it runs on the bare engine over "
+            "the env's episode, as a baseline does (hpcgym bench --policy), not step by step on "
+            "the env"
         )
     if kind == "adapted":
         return AdaptedBaseline(name[: -len(ON_ENV)])

@@ -189,7 +189,7 @@ def test_the_bench_plays_a_score_agent_as_its_scheduler_runs(tmp_path: Path) -> 
     (folder / "score.json").write_text(card.to_json())
     assert policy_kind(str(folder)) == "score" == policy_kind(str(folder / "score.json"))
     assert policy_label(str(folder)) == "mine"
-    with pytest.raises(SpecError, match="score or planner agent"):
+    with pytest.raises(SpecError, match="score, planner or distilled agent"):
         make_env_policy(str(folder))
     sc = scenarios.get("rigid-lublin-v1")
     run = tmp_path / "run"

@@ -1,0 +1,165 @@
+"""Distilling the planner into a network that does not look ahead (issue 19): a probe.
+
+Three steps, each writing a new file (never overwritten):
+
+* ``gen``: play the planner (:class:`hpcgym.agents.lookahead.LookaheadReserve`, the shipped
+  settings) on random 256-job lublin_256 sequences starting in jobs ``[--first, --stop)``,
+  futures sampled from jobs ``[0, --pool-stop)`` (never a run holding an episode job), and
+  record every choice: the candidates' features (:func:`hpcgym.agents.distill.choice_features`)
+  and their forward-play costs (``.npz``);
+* ``fit``: fit a network to one or more such files (:func:`hpcgym.agents.distill.fit`) and
+  write its weights (``.json``);
+* ``eval``: play F1 and the fitted network on the 30 tuning sequences of
+  ``benchmarks/rollout_probe.py`` (1,024 jobs in ``[3500, 6975)``) and print both with 95%
+  bootstrap intervals and the paired win rate.
+
+    python benchmarks/distill_probe.py gen --backfill --sequences 160 --out bf-a.npz
+    python benchmarks/distill_probe.py fit bf-a.npz --out bf-a.json
+    python benchmarks/distill_probe.py eval bf-a.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import asdict
+from multiprocessing import Pool
+from typing import Any
+
+import numpy as np
+
+from hpcgym.agents.distill import DistilledReserve, Recorder, fit, layers_from_json
+from hpcgym.baselines.priority import PriorityReserve
+from hpcgym.bench.papers.rlscheduler import CONFIG
+from hpcgym.bench.stats import interval, paired_win_rate
+from hpcgym.sim import Simulator
+from hpcgym.workloads.registry import load
+from hpcgym.workloads.rlsched import split_starts
+
+LUBLIN = "rlsched/lublin256-v0"
+CANDIDATES = 4
+
+
+def _gen(task: tuple[int, bool, int, int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    first, backfill, pool_stop, length, seed = task
+    w = load(LUBLIN)
+    jobs = w.jobs[first : first + length]
+    sched = Recorder(
+        w.jobs[:pool_stop],
+        w.platform.clusters[0].nodes,
+        seed=seed,
+        backfill=backfill,
+        skip_own=True,
+    )
+    sched.setting(jobs, CONFIG)
+    sim = Simulator(w.platform, jobs, CONFIG)
+    sched.run(sim)
+    n = len(sched.rows)
+    x = np.zeros((n, CANDIDATES, sched.rows[0][0].shape[1]))
+    costs = np.full((n, CANDIDATES), np.nan)
+    for i, (rows, c) in enumerate(sched.rows):
+        x[i, : len(rows)] = rows
+        costs[i, : len(c)] = c
+    return x, costs, np.full(n, first)
+
+
+def gen(args: argparse.Namespace) -> None:
+    rng = np.random.default_rng(args.seed)
+    starts = rng.integers(args.first, args.stop - args.length, args.sequences)
+    tasks = [(int(s), args.backfill, args.pool_stop, args.length, args.seed) for s in starts]
+    t0 = time.perf_counter()
+    with Pool(args.workers) as workers:
+        parts = workers.map(_gen, tasks, chunksize=1)
+    x = np.concatenate([p[0] for p in parts])
+    costs = np.concatenate([p[1] for p in parts])
+    seq = np.concatenate([p[2] for p in parts])
+    with open(args.out, "xb") as f:
+        np.savez_compressed(f, x=x, costs=costs, sequence=seq, samples=32, backfill=args.backfill)
+    print(f"{len(x)} choices from {len(tasks)} sequences in {time.perf_counter() - t0:.0f} s")
+
+
+def _eval(task: tuple[int, bool, str | None]) -> float:
+    first, backfill, card = task
+    w = load(LUBLIN)
+    jobs = w.jobs[first : first + 1024]
+    if card is None:
+        sched: PriorityReserve = PriorityReserve("f1", backfill)
+    else:
+        with open(card) as f:
+            raw = json.load(f)
+        sched = DistilledReserve(layers_from_json(raw["layers"]), raw["candidates"], backfill)
+    sim = Simulator(w.platform, jobs, CONFIG)
+    sched.run(sim)
+    return float(sim.result().summary["mean_bsld"])
+
+
+def evaluate(args: argparse.Namespace) -> None:
+    with open(args.card) as f:
+        backfill = bool(json.load(f)["backfill"])
+    starts = split_starts(3500, 6975, 30, length=1024)
+    with Pool(args.workers) as workers:
+        f1 = np.array(workers.map(_eval, [(s, backfill, None) for s in starts]))
+        mine = np.array(workers.map(_eval, [(s, backfill, args.card) for s in starts]))
+    out = {
+        "card": args.card,
+        "backfill": backfill,
+        "f1": asdict(interval(f1)),
+        "distilled": asdict(interval(mine)),
+        "f1_iqm": asdict(interval(f1, "iqm")),
+        "distilled_iqm": asdict(interval(mine, "iqm")),
+        "win_over_f1": asdict(paired_win_rate(mine, f1)),
+    }
+    print(json.dumps(out))
+
+
+def fit_cmd(args: argparse.Namespace) -> None:
+    data = [np.load(p) for p in args.data]
+    x = np.concatenate([d["x"] for d in data])
+    costs = np.concatenate([d["costs"] for d in data])
+    backfill = bool(data[0]["backfill"])
+    t0 = time.perf_counter()
+    layers, report = fit(
+        x, costs / 32, hidden=args.hidden, epochs=args.epochs, seed=args.seed, loss=args.loss
+    )
+    body: dict[str, Any] = {
+        "backfill": backfill,
+        "candidates": CANDIDATES,
+        "layers": [[w.tolist(), b.tolist()] for w, b in layers],
+        "report": report,
+        "data": args.data,
+    }
+    with open(args.out, "x") as f:
+        json.dump(body, f)
+    print(json.dumps(report), f"{time.perf_counter() - t0:.0f} s")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("gen")
+    g.add_argument("--backfill", action="store_true")
+    g.add_argument("--sequences", type=int, default=160)
+    g.add_argument("--length", type=int, default=256)
+    g.add_argument("--first", type=int, default=0)
+    g.add_argument("--stop", type=int, default=3500)
+    g.add_argument("--pool-stop", type=int, default=3500)
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--workers", type=int, default=2)
+    g.add_argument("--out", required=True)
+    f = sub.add_parser("fit")
+    f.add_argument("data", nargs="+")
+    f.add_argument("--hidden", type=int, default=32)
+    f.add_argument("--epochs", type=int, default=60)
+    f.add_argument("--loss", choices=("regret", "choice"), default="regret")
+    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--out", required=True)
+    e = sub.add_parser("eval")
+    e.add_argument("card")
+    e.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args()
+    {"gen": gen, "fit": fit_cmd, "eval": evaluate}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()
