@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.agents.distill import DistilledReserve, Recorder, fit, layers_from_json
+from hpcgym.agents.distill import DistilledReserve, Recorder, fit_ensemble, layers_from_json
 from hpcgym.baselines.priority import PriorityReserve
 from hpcgym.bench.papers.rlscheduler import CONFIG
 from hpcgym.bench.stats import interval, paired_win_rate
@@ -119,8 +119,14 @@ def fit_cmd(args: argparse.Namespace) -> None:
     costs = np.concatenate([d["costs"] for d in data])
     backfill = bool(data[0]["backfill"])
     t0 = time.perf_counter()
-    layers, report = fit(
-        x, costs / 32, hidden=args.hidden, epochs=args.epochs, seed=args.seed, loss=args.loss
+    layers, report = fit_ensemble(
+        x,
+        costs / 32,
+        args.members,
+        seed=args.seed,
+        hidden=args.hidden,
+        epochs=args.epochs,
+        loss=args.loss,
     )
     body: dict[str, Any] = {
         "backfill": backfill,
@@ -131,7 +137,8 @@ def fit_cmd(args: argparse.Namespace) -> None:
     }
     with open(args.out, "x") as f:
         json.dump(body, f)
-    print(json.dumps(report), f"{time.perf_counter() - t0:.0f} s")
+    held = [(r["kept_epoch"], round(r["held_regret"], 2)) for r in report]
+    print(f"kept epoch, held-out regret per member: {held}; {time.perf_counter() - t0:.0f} s")
 
 
 def main() -> None:
@@ -149,6 +156,7 @@ def main() -> None:
     g.add_argument("--out", required=True)
     f = sub.add_parser("fit")
     f.add_argument("data", nargs="+")
+    f.add_argument("--members", type=int, default=5)
     f.add_argument("--hidden", type=int, default=32)
     f.add_argument("--epochs", type=int, default=60)
     f.add_argument("--loss", choices=("regret", "choice"), default="regret")

@@ -223,9 +223,12 @@ def fit(
         learning_rate: Adam's step size.
         holdout: The share of choices (the last ones) kept out of fitting and reported.
 
+    Adam's step size falls linearly to zero over the epochs; the weights kept are those of the
+    epoch whose greedy choices have the lowest mean regret on the held-out choices.
+
     Returns:
-        The layers and a report (losses, the held-out choices' agreement with the planner and
-        mean regret, and F1's regret there).
+        The layers and a report (losses, held-out regret per epoch, the epoch kept, the
+        held-out choices' agreement with the planner and mean regret, and F1's regret there).
     """
     import torch as th
 
@@ -245,11 +248,11 @@ def fit(
         th.nn.Linear(hidden, hidden),
         th.nn.Tanh(),
         th.nn.Linear(hidden, 1),
-    ).double()
+    ).float()
     opt = th.optim.Adam(net.parameters(), lr=learning_rate)
-    X = th.as_tensor(x)
+    X = th.as_tensor(x, dtype=th.float32)
     M = th.as_tensor(valid)
-    R = th.as_tensor(regret)
+    R = th.as_tensor(regret, dtype=th.float32)
     Y = th.as_tensor(label)
 
     def logits(idx: Any) -> Any:
@@ -262,8 +265,17 @@ def fit(
             return (th.softmax(z, dim=1) * R[idx]).sum(dim=1).mean()
         return th.nn.functional.cross_entropy(z, Y[idx])
 
-    losses = []
-    for _ in range(epochs):
+    def held_picks() -> np.ndarray:
+        with th.no_grad():
+            return np.asarray(logits(th.arange(cut, n)).argmax(dim=1).numpy())
+
+    rows = np.arange(cut, n)
+    # The step size falls linearly to zero; the epoch whose greedy choices have the lowest
+    # held-out regret is kept (the last one when nothing is held out).
+    sched = th.optim.lr_scheduler.LambdaLR(opt, lambda e: 1 - e / epochs)
+    losses, held = [], []
+    kept: tuple[float, int, list[Any]] | None = None
+    for epoch in range(epochs):
         order = rng.permutation(cut)
         total = 0.0
         for lo in range(0, cut, batch_size):
@@ -273,13 +285,19 @@ def fit(
             value.backward()
             opt.step()
             total += float(value.detach()) * len(idx)
+        sched.step()
         losses.append(total / max(1, cut))
+        score = float(regret[rows, held_picks()].mean()) if n > cut else -epoch
+        held.append(score)
+        if kept is None or score < kept[0]:
+            kept = (score, epoch, [p.detach().clone() for p in net.parameters()])
+    assert kept is not None
     with th.no_grad():
-        held = th.arange(cut, n)
-        pick = logits(held).argmax(dim=1).numpy()
-    rows = np.arange(cut, n)
+        for p, value in zip(net.parameters(), kept[2], strict=True):
+            p.copy_(value)
+    pick = held_picks()
     layers = [
-        (m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
+        (m.weight.detach().numpy().T.astype(np.float64), m.bias.detach().numpy().astype(np.float64))
         for m in net
         if isinstance(m, th.nn.Linear)
     ]
@@ -288,12 +306,55 @@ def fit(
         "fitted": cut,
         "loss": loss,
         "losses": [round(v, 6) for v in losses],
+        "held_regrets": [round(v, 6) for v in held] if n > cut else [],
+        "kept_epoch": kept[1],
         "held_agreement": float((pick == label[cut:]).mean()) if n > cut else None,
         "held_regret": float(regret[rows, pick].mean()) if n > cut else None,
         "held_regret_f1": float(regret[cut:, 0].mean()) if n > cut else None,
         "held_f1_is_choice": float((label[cut:] == 0).mean()) if n > cut else None,
     }
     return layers, report
+
+
+def merge(networks: Sequence[Layers]) -> Layers:
+    """One network scoring the mean of ``networks``' scores (all of the same shape).
+
+    The members' hidden layers sit side by side (block-diagonal weights) and the output
+    averages theirs, so an ensemble is stored and played as a single network.
+    """
+    if not networks:
+        raise SpecError("no networks to merge")
+    shapes = {tuple(w.shape for w, _ in net) for net in networks}
+    if len(shapes) != 1:
+        raise SpecError(f"networks of different shapes cannot be merged: {sorted(shapes)}")
+    k = len(networks)
+    merged: Layers = []
+    for i in range(len(networks[0])):
+        ws = [net[i][0] for net in networks]
+        bs = [net[i][1] for net in networks]
+        if i == 0:
+            merged.append((np.hstack(ws), np.concatenate(bs)))
+        elif i < len(networks[0]) - 1:
+            rows, cols = ws[0].shape
+            w = np.zeros((rows * k, cols * k))
+            for j, wj in enumerate(ws):
+                w[j * rows : (j + 1) * rows, j * cols : (j + 1) * cols] = wj
+            merged.append((w, np.concatenate(bs)))
+        else:
+            merged.append((np.vstack(ws) / k, np.sum(bs, axis=0) / k))
+    return merged
+
+
+def fit_ensemble(
+    x: np.ndarray, regret_costs: np.ndarray, members: int = 5, seed: int = 0, **kwargs: Any
+) -> tuple[Layers, list[dict[str, Any]]]:
+    """:func:`fit` ``members`` times (seeds ``seed * 1000 + i``), merged (:func:`merge`).
+
+    One network's choices vary much with its seed; the mean of several scores varies less
+    (``docs/rlscheduler.md``, "A distilled planner").
+    """
+    fits = [fit(x, regret_costs, seed=seed * 1000 + i, **kwargs) for i in range(members)]
+    return merge([layers for layers, _ in fits]), [report for _, report in fits]
 
 
 # --- recording the planner's choices -----------------------------------------------------
@@ -493,6 +554,7 @@ def build(
     workload: str = "rlsched/lublin256-v0",
     sequences: int = 400,
     length: int = 256,
+    members: int = 5,
     hidden: int = 32,
     epochs: int = 60,
     workers: int = 2,
@@ -502,8 +564,9 @@ def build(
     Seed ``k``: ``sequences`` sequences of ``length`` jobs drawn uniformly inside the train
     split of ``workload`` (generator seeded ``k``), the planner (the shipped settings, sampling
     seed ``k``) records its choices there (``<out>/s<k>/choices.npz``, kept: a run stopped
-    after recording resumes from it), and a network fitted with seed ``k`` becomes
-    ``<out>/s<k>/distilled.json``. Cards already there are never overwritten.
+    after recording resumes from it), and an ensemble of ``members`` networks fitted to them
+    (:func:`fit_ensemble`, seed ``k``) becomes ``<out>/s<k>/distilled.json``. Cards already
+    there are never overwritten.
 
     Raises:
         SpecError: A card exists, or recorded choices there have other settings.
@@ -537,14 +600,17 @@ def build(
             settings,
             partial(record, workload, starts.tolist(), length, backfill, k, workers=workers),
         )
-        layers, report = fit(x, costs / 32, hidden=hidden, epochs=epochs, seed=k)
+        layers, reports = fit_ensemble(x, costs / 32, members, seed=k, hidden=hidden, epochs=epochs)
+        training = {
+            **settings,
+            "members": members,
+            "hidden": hidden,
+            "epochs": epochs,
+            "loss": "regret",
+            "reports": reports,
+        }
         card = DistilledCard(
-            "hpcgym/Rigid-v0",
-            kwargs,
-            [[w.tolist(), b.tolist()] for w, b in layers],
-            4,
-            k,
-            {**settings, "hidden": hidden, "epochs": epochs, "loss": "regret", "report": report},
+            "hpcgym/Rigid-v0", kwargs, [[w.tolist(), b.tolist()] for w, b in layers], 4, k, training
         )
         write_text(folder / CARD, card.to_json() + "\n")
         written.append(str(folder / CARD))
@@ -567,6 +633,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--workload", default="rlsched/lublin256-v0")
     ap.add_argument("--sequences", type=int, default=400, help="recorded sequences per seed")
     ap.add_argument("--length", type=int, default=256, help="jobs per recorded sequence")
+    ap.add_argument("--members", type=int, default=5, help="networks averaged per agent")
     ap.add_argument("--hidden", type=int, default=32)
     ap.add_argument("--epochs", type=int, default=60)
     ap.add_argument("--workers", type=int, default=2)
@@ -579,6 +646,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             args.workload,
             args.sequences,
             args.length,
+            args.members,
             args.hidden,
             args.epochs,
             args.workers,

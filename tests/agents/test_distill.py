@@ -164,6 +164,23 @@ def test_fitting_learns_the_rule_behind_the_choices(loss: str) -> None:
         assert np.array_equal(w, w2) and np.array_equal(b, b2)
 
 
+def test_a_merged_network_scores_the_members_mean() -> None:
+    rng = np.random.default_rng(3)
+
+    def net() -> list[tuple[np.ndarray, np.ndarray]]:
+        shapes = [(WIDTH, 6), (6, 6), (6, 1)]
+        return [(rng.normal(size=s), rng.normal(size=s[1])) for s in shapes]
+
+    members = [net() for _ in range(3)]
+    x = rng.normal(size=(50, WIDTH))
+    merged = ds.merge(members)
+    assert [w.shape for w, _ in merged] == [(WIDTH, 18), (18, 18), (18, 1)]
+    mean = np.mean([ds.scores(m, x) for m in members], axis=0)
+    np.testing.assert_allclose(ds.scores(merged, x), mean, rtol=1e-12)
+    with pytest.raises(SpecError, match="different shapes"):
+        ds.merge([members[0], members[1][:1] + members[1][1:2] + [(np.zeros((5, 1)), np.zeros(1))]])
+
+
 def _card(backfill: bool, layers: list[tuple[np.ndarray, np.ndarray]] | None = None) -> Any:
     kwargs = dict(scenarios.get("rlsched-lublin-test-v0").env_kwargs, reserve_backfill=backfill)
     net = layers if layers is not None else _rank_network(-1.0)
@@ -214,14 +231,16 @@ def test_build_records_fits_resumes_and_never_overwrites(
 ) -> None:
     out = tmp_path / "distilled"
     argv = ["--out", str(out), "--seeds", "0", "--sequences", "2", "--length", "64"]
-    ds.main([*argv, "--epochs", "2", "--workers", "1", "--backfill"])
+    ds.main([*argv, "--epochs", "2", "--workers", "1", "--backfill", "--members", "2"])
     card = load_score(out / "s0")
     assert isinstance(card, DistilledCard) and card.backfill
-    assert card.training["sequences"] == 2 and card.training["report"]["choices"] > 10
+    assert card.training["sequences"] == 2 and card.training["members"] == 2
+    assert [r["choices"] > 10 for r in card.training["reports"]] == [True, True]
+    assert np.array(card.layers[0][0]).shape == (WIDTH, 64)  # two members of 32 units
     choices = (out / "s0" / "choices.npz").read_bytes()
     before = (out / "s0" / "distilled.json").read_text()
     with pytest.raises(SystemExit, match="not overwritten"):
-        ds.main([*argv, "--epochs", "2", "--workers", "1", "--backfill"])
+        ds.main([*argv, "--epochs", "2", "--workers", "1", "--backfill", "--members", "2"])
     assert (out / "s0" / "distilled.json").read_text() == before
     # Resumed: the recorded choices are reused, not recorded again.
     (out / "s0" / "distilled.json").unlink()
@@ -230,7 +249,7 @@ def test_build_records_fits_resumes_and_never_overwrites(
         raise AssertionError("recorded again")
 
     monkeypatch.setattr(ds, "record", no_recording)
-    ds.main([*argv, "--epochs", "2", "--workers", "1", "--backfill"])
+    ds.main([*argv, "--epochs", "2", "--workers", "1", "--backfill", "--members", "2"])
     assert (out / "s0" / "distilled.json").read_text() == before
     assert (out / "s0" / "choices.npz").read_bytes() == choices
     (out / "s0" / "distilled.json").unlink()
