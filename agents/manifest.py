@@ -51,6 +51,10 @@ def main(runs: list[str]) -> int:
             files = sorted(folder.glob("s*/planner.json"))
             card = json.loads(files[0].read_text())
             kind, decode = "planner", "greedy"
+        elif (folder / "s0" / "distilled.json").is_file():  # python -m hpcgym.agents.distill
+            files = sorted(folder.glob("s*/distilled.json"))
+            card = json.loads(files[0].read_text())
+            kind, decode = "distilled", "greedy"
         else:  # SB3 agents: each member's validation-chosen best.*
             weights = sorted(folder.glob("s*/best.safetensors"))
             files = sorted([*weights, *(w.with_suffix(".json") for w in weights)])

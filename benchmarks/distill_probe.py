@@ -29,7 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.agents.distill import DistilledReserve, Recorder, fit_ensemble, layers_from_json
+from hpcgym.agents.distill import (
+    DistilledReserve,
+    Recorder,
+    fit_ensemble,
+    layers_from_json,
+    merge,
+)
 from hpcgym.baselines.priority import PriorityReserve
 from hpcgym.bench.papers.rlscheduler import CONFIG
 from hpcgym.bench.stats import interval, paired_win_rate
@@ -88,7 +94,8 @@ def _eval(task: tuple[int, bool, str | None]) -> float:
     else:
         with open(card) as f:
             raw = json.load(f)
-        sched = DistilledReserve(layers_from_json(raw["layers"]), raw["candidates"], backfill)
+        net = merge([layers_from_json(m) for m in raw["members"]])
+        sched = DistilledReserve(net, raw["candidates"], backfill)
     sim = Simulator(w.platform, jobs, CONFIG)
     sched.run(sim)
     return float(sim.result().summary["mean_bsld"])
@@ -119,7 +126,14 @@ def fit_cmd(args: argparse.Namespace) -> None:
     costs = np.concatenate([d["costs"] for d in data])
     backfill = bool(data[0]["backfill"])
     t0 = time.perf_counter()
-    layers, report = fit_ensemble(
+    for column in args.drop:  # a feature zeroed everywhere: the network cannot use it
+        x[:, :, column] = 0.0
+    if args.relative:  # each choice's costs over its best candidate's
+        costs = costs / np.nanmin(costs, axis=1, keepdims=True)
+    if args.log:  # regrets compressed: log1p of the regret per sampled future
+        best = np.nanmin(costs, axis=1, keepdims=True)
+        costs = 32 * np.log1p((costs - best) / 32)
+    networks, report = fit_ensemble(
         x,
         costs / 32,
         args.members,
@@ -127,11 +141,14 @@ def fit_cmd(args: argparse.Namespace) -> None:
         hidden=args.hidden,
         epochs=args.epochs,
         loss=args.loss,
+        learning_rate=args.lr,
     )
+    for net in networks:  # a dropped feature never reaches the network when it plays either
+        net[0][0][args.drop, :] = 0.0
     body: dict[str, Any] = {
         "backfill": backfill,
         "candidates": CANDIDATES,
-        "layers": [[w.tolist(), b.tolist()] for w, b in layers],
+        "members": [[[w.tolist(), b.tolist()] for w, b in net] for net in networks],
         "report": report,
         "data": args.data,
     }
@@ -157,6 +174,10 @@ def main() -> None:
     f = sub.add_parser("fit")
     f.add_argument("data", nargs="+")
     f.add_argument("--members", type=int, default=5)
+    f.add_argument("--relative", action="store_true", help="regret relative to the best cost")
+    f.add_argument("--log", action="store_true", help="log1p of the regret")
+    f.add_argument("--drop", type=int, action="append", default=[], help="zero a feature column")
+    f.add_argument("--lr", type=float, default=3e-3)
     f.add_argument("--hidden", type=int, default=32)
     f.add_argument("--epochs", type=int, default=60)
     f.add_argument("--loss", choices=("regret", "choice"), default="regret")

@@ -347,14 +347,14 @@ def merge(networks: Sequence[Layers]) -> Layers:
 
 def fit_ensemble(
     x: np.ndarray, regret_costs: np.ndarray, members: int = 5, seed: int = 0, **kwargs: Any
-) -> tuple[Layers, list[dict[str, Any]]]:
-    """:func:`fit` ``members`` times (seeds ``seed * 1000 + i``), merged (:func:`merge`).
+) -> tuple[list[Layers], list[dict[str, Any]]]:
+    """:func:`fit` ``members`` times (seeds ``seed * 1000 + i``): the networks and reports.
 
-    One network's choices vary much with its seed; the mean of several scores varies less
-    (``docs/rlscheduler.md``, "A distilled planner").
+    One network's choices vary much with its seed; the mean of several networks' scores
+    (:func:`merge`) varies less (``docs/rlscheduler.md``, "A distilled planner").
     """
     fits = [fit(x, regret_costs, seed=seed * 1000 + i, **kwargs) for i in range(members)]
-    return merge([layers for layers, _ in fits]), [report for _, report in fits]
+    return [layers for layers, _ in fits], [report for _, report in fits]
 
 
 # --- recording the planner's choices -----------------------------------------------------
@@ -453,13 +453,14 @@ def record(
 class DistilledCard:
     """A distilled planner: its network, the preset it plays and how it was trained.
 
-    ``layers`` holds each layer as ``[weights, bias]`` nested lists of numbers (inputs along
-    the weights' rows).
+    ``members`` holds the networks whose scores are averaged (:func:`merge`), each as its
+    layers ``[[weights, bias], ...]`` in nested lists of numbers (inputs along the weights'
+    rows).
     """
 
     env_id: str
     env_kwargs: dict[str, Any]
-    layers: list[list[Any]]
+    members: list[list[list[Any]]]
     candidates: int = 4
     seed: int = 0
     training: dict[str, Any] = field(default_factory=dict)
@@ -481,7 +482,10 @@ class DistilledCard:
 
     def scheduler(self) -> BaseScheduler:
         """A fresh engine scheduler playing the network in the preset's mode."""
-        return DistilledReserve(layers_from_json(self.layers), self.candidates, self.backfill)
+        if not isinstance(self.members, list) or not self.members:
+            raise SpecError("a distilled card needs at least one network in members")
+        networks = [layers_from_json(m) for m in self.members]
+        return DistilledReserve(merge(networks), self.candidates, self.backfill)
 
     def to_json(self) -> str:
         """The card as JSON text (with its format and feature names)."""
@@ -512,7 +516,7 @@ class DistilledCard:
             return cls(
                 env_id=str(raw["env_id"]),
                 env_kwargs=dict(raw.get("env_kwargs") or {}),
-                layers=list(raw["layers"]),
+                members=list(raw["members"]),
                 candidates=int(raw.get("candidates", 4)),
                 seed=int(raw.get("seed", 0)),
                 training=dict(raw.get("training") or {}),
@@ -600,7 +604,9 @@ def build(
             settings,
             partial(record, workload, starts.tolist(), length, backfill, k, workers=workers),
         )
-        layers, reports = fit_ensemble(x, costs / 32, members, seed=k, hidden=hidden, epochs=epochs)
+        networks, reports = fit_ensemble(
+            x, costs / 32, members, seed=k, hidden=hidden, epochs=epochs
+        )
         training = {
             **settings,
             "members": members,
@@ -610,7 +616,12 @@ def build(
             "reports": reports,
         }
         card = DistilledCard(
-            "hpcgym/Rigid-v0", kwargs, [[w.tolist(), b.tolist()] for w, b in layers], 4, k, training
+            "hpcgym/Rigid-v0",
+            kwargs,
+            [[[w.tolist(), b.tolist()] for w, b in net] for net in networks],
+            4,
+            k,
+            training,
         )
         write_text(folder / CARD, card.to_json() + "\n")
         written.append(str(folder / CARD))

@@ -184,7 +184,7 @@ def test_a_merged_network_scores_the_members_mean() -> None:
 def _card(backfill: bool, layers: list[tuple[np.ndarray, np.ndarray]] | None = None) -> Any:
     kwargs = dict(scenarios.get("rlsched-lublin-test-v0").env_kwargs, reserve_backfill=backfill)
     net = layers if layers is not None else _rank_network(-1.0)
-    return DistilledCard("hpcgym/Rigid-v0", kwargs, [[w.tolist(), b.tolist()] for w, b in net])
+    return DistilledCard("hpcgym/Rigid-v0", kwargs, [[[w.tolist(), b.tolist()] for w, b in net]])
 
 
 def test_a_card_round_trips_and_plays_through_the_benchmark(tmp_path: Path) -> None:
@@ -211,15 +211,16 @@ def test_bad_cards_and_networks_are_refused() -> None:
         {"format": "x"},
         {"features": ["rank"]},
         {"candidates": 2.5},
-        {"layers": [[[[1.0]], [0.0]]]},
-        {"layers": "x"},
+        {"members": [[[[[1.0]], [0.0]]]]},
+        {"members": "x"},
+        {"members": []},
     ):
         with pytest.raises(SpecError, match="not a distilled planner card"):
             DistilledCard.from_json(json.dumps(raw | bad))
     with pytest.raises(SpecError, match="do not chain"):
-        DistilledCard.from_json(json.dumps(raw | {"layers": [[[[1.0]], [0.0]]]}))
+        DistilledCard.from_json(json.dumps(raw | {"members": [[[[[1.0]], [0.0]]]]}))
     with pytest.raises(SpecError, match="reserve mode"):
-        DistilledCard("hpcgym/Rigid-v0", {"n_jobs": 64}, raw["layers"])
+        DistilledCard("hpcgym/Rigid-v0", {"n_jobs": 64}, raw["members"])
     with pytest.raises(SpecError, match="one output"):
         DistilledReserve([(np.zeros((WIDTH, 2)), np.zeros(2))])
     with pytest.raises(SpecError, match="candidates"):
@@ -236,7 +237,7 @@ def test_build_records_fits_resumes_and_never_overwrites(
     assert isinstance(card, DistilledCard) and card.backfill
     assert card.training["sequences"] == 2 and card.training["members"] == 2
     assert [r["choices"] > 10 for r in card.training["reports"]] == [True, True]
-    assert np.array(card.layers[0][0]).shape == (WIDTH, 64)  # two members of 32 units
+    assert [np.array(m[0][0]).shape for m in card.members] == [(WIDTH, 32)] * 2
     choices = (out / "s0" / "choices.npz").read_bytes()
     before = (out / "s0" / "distilled.json").read_text()
     with pytest.raises(SystemExit, match="not overwritten"):

@@ -31,9 +31,10 @@ COLUMNS = ["seed", "train_seed", "mean_bsld", "max_bsld", "mean_wait", "makespan
 QUICK = {
     ("evolving-bc-infx-kind", "evolving-klein-v1"),
     ("score-rlsched-bf", "rlsched-lublin-bf-test-v0"),
+    ("distilled-bf", "rlsched-lublin-bf-test-v0"),
 }
 """Replays short enough for the default test run (agent, scenario)."""
-ENGINE = ("score", "planner")
+ENGINE = ("score", "planner", "distilled")
 """Kinds of agents that play on the bare engine (no ``@best`` member, no weights)."""
 
 
@@ -70,6 +71,15 @@ def test_published_files_are_the_recorded_ones_and_load_safely(name: str) -> Non
             assert "split" not in planner.env_kwargs
             assert planner.pool_split == "train"  # futures sampled from the train split only
             assert "tune" in planner.training["note"]
+    elif entry["kind"] == "distilled":
+        members = sweep_members(str(folder))
+        assert [seed for seed, _ in members] == entry["seeds"]
+        for seed, path in members:
+            distilled = load_score(path)
+            assert (distilled.env_id, distilled.seed) == (entry["env_id"], seed)
+            assert "split" not in distilled.env_kwargs
+            assert distilled.training["split"] == "train"  # the planner's choices on it only
+            assert len(distilled.members) == distilled.training["members"] >= 1
     else:
         members = sweep_members(f"{folder}@best")
         assert [seed for seed, _ in members] == entry["seeds"]
