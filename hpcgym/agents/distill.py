@@ -163,6 +163,8 @@ class DistilledReserve(PriorityReserve):
         for i, (w, b) in enumerate(layers):
             if w.ndim != 2 or w.shape[0] != width or b.shape != (w.shape[1],):
                 raise SpecError(f"layer {i}: weights {w.shape} and bias {b.shape} do not chain")
+            if not (np.isfinite(w).all() and np.isfinite(b).all()):
+                raise SpecError(f"layer {i} holds a weight that is not a finite number")
             width = w.shape[1]
         if width != 1:
             raise SpecError(f"the network must end in one output, not {width}")

@@ -221,6 +221,10 @@ def test_bad_cards_and_networks_are_refused() -> None:
         DistilledCard.from_json(json.dumps(raw | {"members": [[[[[1.0]], [0.0]]]]}))
     with pytest.raises(SpecError, match="reserve mode"):
         DistilledCard("hpcgym/Rigid-v0", {"n_jobs": 64}, raw["members"])
+    nan = _rank_network(1.0)
+    nan[0][0][3, 0] = np.nan
+    with pytest.raises(SpecError, match="not a finite number"):
+        DistilledReserve(nan)
     with pytest.raises(SpecError, match="one output"):
         DistilledReserve([(np.zeros((WIDTH, 2)), np.zeros(2))])
     with pytest.raises(SpecError, match="candidates"):
