@@ -7,15 +7,18 @@ Three steps, each writing a new file (never overwritten):
   futures sampled from jobs ``[0, --pool-stop)`` (never a run holding an episode job), and
   record every choice: the candidates' features (:func:`hpcgym.agents.distill.choice_features`)
   and their forward-play costs (``.npz``);
-* ``fit``: fit a network to one or more such files (:func:`hpcgym.agents.distill.fit`) and
-  write its weights (``.json``);
-* ``eval``: play F1 and the fitted network on the 30 tuning sequences of
+* ``fit``: fit ``--members`` networks to one or more such files
+  (:func:`hpcgym.agents.distill.fit_ensemble`; options to drop a feature or transform the
+  regret) and write their weights (``.json``);
+* ``eval``: play F1 and the networks' mean score on the 30 tuning sequences of
   ``benchmarks/rollout_probe.py`` (1,024 jobs in ``[3500, 6975)``) and print both with 95%
   bootstrap intervals and the paired win rate.
 
-    python benchmarks/distill_probe.py gen --backfill --sequences 160 --out bf-a.npz
-    python benchmarks/distill_probe.py fit bf-a.npz --out bf-a.json
+    python benchmarks/distill_probe.py gen --backfill --sequences 400 --out bf-a.npz
+    python benchmarks/distill_probe.py fit bf-a.npz --members 4 --out bf-a.json
     python benchmarks/distill_probe.py eval bf-a.json
+
+Results: ``docs/rlscheduler.md`` ("A distilled planner").
 """
 
 from __future__ import annotations

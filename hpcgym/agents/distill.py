@@ -38,7 +38,7 @@ from __future__ import annotations
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
@@ -535,7 +535,9 @@ class DistilledCard:
             raise SpecError(f"{where}: not a distilled planner card ({e})") from None
 
 
-def _choices(path: Path, settings: dict[str, Any], make: Any) -> tuple[np.ndarray, np.ndarray]:
+def _choices(
+    path: Path, settings: dict[str, Any], make: Callable[[], tuple[np.ndarray, np.ndarray]]
+) -> tuple[np.ndarray, np.ndarray]:
     """The recorded choices at ``path`` if recorded with ``settings``, else ``make()`` saved."""
     from hpcgym.atomic import write_bytes
 
