@@ -38,6 +38,7 @@ from hpcgym.agents.distill import (
     fit_ensemble,
     layers_from_json,
     merge,
+    record_sequence,
 )
 from hpcgym.baselines.priority import PriorityReserve
 from hpcgym.bench.papers.rlscheduler import CONFIG
@@ -53,7 +54,6 @@ CANDIDATES = 4
 def _gen(task: tuple[int, bool, int, int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     first, backfill, pool_stop, length, seed = task
     w = load(LUBLIN)
-    jobs = w.jobs[first : first + length]
     sched = Recorder(
         w.jobs[:pool_stop],
         w.platform.clusters[0].nodes,
@@ -61,16 +61,8 @@ def _gen(task: tuple[int, bool, int, int, int]) -> tuple[np.ndarray, np.ndarray,
         backfill=backfill,
         skip_own=True,
     )
-    sched.setting(jobs, CONFIG)
-    sim = Simulator(w.platform, jobs, CONFIG)
-    sched.run(sim)
-    n = len(sched.rows)
-    x = np.zeros((n, CANDIDATES, sched.rows[0][0].shape[1]))
-    costs = np.full((n, CANDIDATES), np.nan)
-    for i, (rows, c) in enumerate(sched.rows):
-        x[i, : len(rows)] = rows
-        costs[i, : len(c)] = c
-    return x, costs, np.full(n, first)
+    x, costs = record_sequence(sched, w.platform, w.jobs[first : first + length])
+    return x, costs, np.full(len(x), first)
 
 
 def gen(args: argparse.Namespace) -> None:

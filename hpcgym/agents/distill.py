@@ -47,11 +47,11 @@ from typing import Any
 import numpy as np
 
 from hpcgym import __version__
-from hpcgym.agents.lookahead import LookaheadReserve
+from hpcgym.agents.lookahead import LookaheadReserve, cheapest
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.priority import PriorityReserve
 from hpcgym.errors import SpecError
-from hpcgym.sim import Job, Simulator
+from hpcgym.sim import Job, JobSpec, Platform, Simulator
 from hpcgym.sim.planning import shadow
 
 FORMAT = "hpcgym-distilled/1"
@@ -385,11 +385,30 @@ class Recorder(LookaheadReserve):
         costs = self.costs(sim, free, ranked)
         x = choice_features(sim, free, ranked, [k[0] for k, _ in keyed], self.candidates)
         self.rows.append((x, costs))
-        best, best_cost = 0, math.inf
-        for c, cost in enumerate(costs):  # the planner's rule
-            if cost < best_cost - 1e-9:
-                best, best_cost = c, cost
-        return ranked[best].spec.id
+        return ranked[cheapest(costs)].spec.id
+
+
+def record_sequence(
+    sched: Recorder, platform: Platform, jobs: Sequence[JobSpec]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Play ``sched`` over ``jobs`` (RLScheduler's settings); its choices as arrays.
+
+    Returns:
+        ``(x, costs)``: features ``(choices, candidates, WIDTH)`` (zero rows for absent
+        candidates) and each candidate's total forward-play cost (NaN when absent).
+    """
+    from hpcgym.bench.papers.rlscheduler import CONFIG
+
+    jobs_, config = sched.setting(jobs, CONFIG)
+    sim = Simulator(platform, jobs_, config)
+    sched.run(sim)
+    k = sched.candidates
+    x = np.zeros((len(sched.rows), k, WIDTH))
+    costs = np.full((len(sched.rows), k), np.nan)
+    for i, (rows, c) in enumerate(sched.rows):
+        x[i, : len(rows)] = rows
+        costs[i, : len(c)] = c
+    return x, costs
 
 
 def _record_one(
@@ -397,22 +416,12 @@ def _record_one(
 ) -> tuple[np.ndarray, np.ndarray]:
     workload, split, first, length, backfill, seed, candidates, horizon, samples = task
     from hpcgym.agents.lookahead import _pool
-    from hpcgym.bench.papers.rlscheduler import CONFIG
     from hpcgym.workloads.registry import load
 
     pool, nodes = _pool(workload, split)
     w = load(workload)
-    jobs = w.jobs[first : first + length]
     sched = Recorder(pool, nodes, candidates, horizon, samples, seed, True, backfill, skip_own=True)
-    sched.setting(jobs, CONFIG)
-    sim = Simulator(w.platform, jobs, CONFIG)
-    sched.run(sim)
-    x = np.zeros((len(sched.rows), candidates, WIDTH))
-    costs = np.full((len(sched.rows), candidates), np.nan)
-    for i, (rows, c) in enumerate(sched.rows):
-        x[i, : len(rows)] = rows
-        costs[i, : len(c)] = c
-    return x, costs
+    return record_sequence(sched, w.platform, w.jobs[first : first + length])
 
 
 def record(

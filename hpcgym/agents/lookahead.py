@@ -311,11 +311,7 @@ class LookaheadReserve(PriorityReserve):
             self._prepare(sim, min(j.spec.id for j in ranked))
         if len(ranked) == 1 or self.candidates == 1:
             return ranked[0].spec.id
-        best, best_cost = 0, math.inf
-        for c, cost in enumerate(self.costs(sim, free, ranked)):
-            if cost < best_cost - 1e-9:
-                best, best_cost = c, cost
-        return ranked[best].spec.id
+        return ranked[cheapest(self.costs(sim, free, ranked))].spec.id
 
     def costs(self, sim: Simulator, free: int, ranked: Sequence[Job]) -> list[float]:
         """The forward plays' total bounded slowdown for each of F1's best-ranked jobs.
@@ -333,6 +329,15 @@ class LookaheadReserve(PriorityReserve):
             sum(self.forward(now, free, releases, queue, c, f) for f in futures)
             for c in range(min(self.candidates, len(ranked)))
         ]
+
+
+def cheapest(costs: Sequence[float]) -> int:
+    """The index of the lowest cost; a later one wins only by more than 1e-9 (ties: F1's)."""
+    best, best_cost = 0, math.inf
+    for c, cost in enumerate(costs):
+        if cost < best_cost - 1e-9:
+            best, best_cost = c, cost
+    return best
 
 
 @cache
