@@ -39,6 +39,7 @@ from hpcgym.agents.distill import (
     layers_from_json,
     merge,
     record_sequence,
+    scores,
 )
 from hpcgym.baselines.priority import PriorityReserve
 from hpcgym.bench.papers.rlscheduler import CONFIG
@@ -51,8 +52,18 @@ LUBLIN = "rlsched/lublin256-v0"
 CANDIDATES = 4
 
 
-def _gen(task: tuple[int, bool, int, int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    first, backfill, pool_stop, length, seed = task
+def _network(card: str) -> Any:
+    with open(card) as f:
+        raw = json.load(f)
+    if "layers" in raw:  # an early probe card: one (merged) network
+        return layers_from_json(raw["layers"])
+    return merge([layers_from_json(m) for m in raw["members"]])
+
+
+def _gen(
+    task: tuple[int, bool, int, int, int, str | None],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    first, backfill, pool_stop, length, seed, follow = task
     w = load(LUBLIN)
     sched = Recorder(
         w.jobs[:pool_stop],
@@ -60,6 +71,7 @@ def _gen(task: tuple[int, bool, int, int, int]) -> tuple[np.ndarray, np.ndarray,
         seed=seed,
         backfill=backfill,
         skip_own=True,
+        follow=None if follow is None else _network(follow),
     )
     x, costs = record_sequence(sched, w.platform, w.jobs[first : first + length])
     return x, costs, np.full(len(x), first)
@@ -68,7 +80,9 @@ def _gen(task: tuple[int, bool, int, int, int]) -> tuple[np.ndarray, np.ndarray,
 def gen(args: argparse.Namespace) -> None:
     rng = np.random.default_rng(args.seed)
     starts = rng.integers(args.first, args.stop - args.length, args.sequences)
-    tasks = [(int(s), args.backfill, args.pool_stop, args.length, args.seed) for s in starts]
+    tasks = [
+        (int(s), args.backfill, args.pool_stop, args.length, args.seed, args.follow) for s in starts
+    ]
     t0 = time.perf_counter()
     with Pool(args.workers) as workers:
         parts = workers.map(_gen, tasks, chunksize=1)
@@ -78,6 +92,16 @@ def gen(args: argparse.Namespace) -> None:
     with open(args.out, "xb") as f:
         np.savez_compressed(f, x=x, costs=costs, sequence=seq, samples=32, backfill=args.backfill)
     print(f"{len(x)} choices from {len(tasks)} sequences in {time.perf_counter() - t0:.0f} s")
+    # The regret per sampled future of the choices made where they were recorded: the
+    # planner's (zero) or the followed network's, next to F1's at the same states.
+    best = np.nanmin(costs, axis=1)
+    if args.follow is not None:
+        net = _network(args.follow)
+        pick = np.array([int(np.argmax(scores(net, xi))) for xi in x])
+        print(
+            f"followed network's regret: {np.mean(costs[np.arange(len(x)), pick] - best) / 32:.2f}"
+        )
+    print(f"F1's regret at these states: {np.mean(costs[:, 0] - best) / 32:.2f}")
 
 
 def _eval(task: tuple[int, bool, str | None]) -> float:
@@ -87,10 +111,7 @@ def _eval(task: tuple[int, bool, str | None]) -> float:
     if card is None:
         sched: PriorityReserve = PriorityReserve("f1", backfill)
     else:
-        with open(card) as f:
-            raw = json.load(f)
-        net = merge([layers_from_json(m) for m in raw["members"]])
-        sched = DistilledReserve(net, raw["candidates"], backfill)
+        sched = DistilledReserve(_network(card), CANDIDATES, backfill)
     sim = Simulator(w.platform, jobs, CONFIG)
     sched.run(sim)
     return float(sim.result().summary["mean_bsld"])
@@ -165,6 +186,7 @@ def main() -> None:
     g.add_argument("--pool-stop", type=int, default=3500)
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--workers", type=int, default=2)
+    g.add_argument("--follow", help="play this fitted card's networks (DAgger), not the planner")
     g.add_argument("--out", required=True)
     f = sub.add_parser("fit")
     f.add_argument("data", nargs="+")

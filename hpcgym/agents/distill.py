@@ -35,6 +35,7 @@ and planner agents.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import math
@@ -365,8 +366,21 @@ def fit_ensemble(
 class Recorder(LookaheadReserve):
     """The planner, noting at each choice the candidates' features and forward-play costs.
 
-    It plays exactly as :class:`LookaheadReserve` with the same arguments (tested).
+    It plays exactly as :class:`LookaheadReserve` with the same arguments (tested), unless
+    ``follow`` names a network: then it commits to that network's choice, as
+    :class:`DistilledReserve` would (tested), and notes the planner's costs at the states the
+    network reaches (DAgger's recording: :func:`build` with ``rounds > 1``).
+
+    Args:
+        follow: The layers of a network to play (``None``: play the planner).
+        *args, **kwargs: :class:`LookaheadReserve`'s.
     """
+
+    def __init__(self, *args: Any, follow: Layers | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if follow is not None:
+            DistilledReserve(follow, self.candidates)  # checks the network
+        self.follow = follow
 
     def reset(self) -> None:
         """Forget the previous episode and its choices."""
@@ -385,6 +399,8 @@ class Recorder(LookaheadReserve):
         costs = self.costs(sim, free, ranked)
         x = choice_features(sim, free, ranked, [k[0] for k, _ in keyed], self.candidates)
         self.rows.append((x, costs))
+        if self.follow is not None:
+            return ranked[int(np.argmax(scores(self.follow, x)))].spec.id
         return ranked[cheapest(costs)].spec.id
 
 
@@ -412,15 +428,17 @@ def record_sequence(
 
 
 def _record_one(
-    task: tuple[str, str, int, int, bool, int, int, int, int],
+    task: tuple[str, str, int, int, bool, int, int, int, int, Layers | None],
 ) -> tuple[np.ndarray, np.ndarray]:
-    workload, split, first, length, backfill, seed, candidates, horizon, samples = task
+    workload, split, first, length, backfill, seed, candidates, horizon, samples, follow = task
     from hpcgym.agents.lookahead import _pool
     from hpcgym.workloads.registry import load
 
     pool, nodes = _pool(workload, split)
     w = load(workload)
-    sched = Recorder(pool, nodes, candidates, horizon, samples, seed, True, backfill, skip_own=True)
+    sched = Recorder(
+        pool, nodes, candidates, horizon, samples, seed, True, backfill, True, follow=follow
+    )
     return record_sequence(sched, w.platform, w.jobs[first : first + length])
 
 
@@ -434,11 +452,13 @@ def record(
     horizon: int = 64,
     samples: int = 32,
     workers: int = 2,
+    follow: Layers | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The planner's choices on the sequences ``workload.jobs[s : s + length]``.
 
     The planner samples its futures from ``workload``'s train split, never a run holding a job
-    of the sequence it plays, with sampling seed ``seed``.
+    of the sequence it plays, with sampling seed ``seed``. With ``follow``, that network plays
+    and the planner's costs are noted at the states it reaches (:class:`Recorder`).
 
     Returns:
         ``(x, costs)``: features ``(choices, candidates, WIDTH)`` (zero rows for absent
@@ -447,7 +467,8 @@ def record(
     from concurrent.futures import ProcessPoolExecutor
 
     tasks = [
-        (workload, "train", s, length, backfill, seed, candidates, horizon, samples) for s in starts
+        (workload, "train", s, length, backfill, seed, candidates, horizon, samples, follow)
+        for s in starts
     ]
     if workers <= 1:
         parts = [_record_one(t) for t in tasks]
@@ -564,6 +585,16 @@ def _choices(
     return x, costs
 
 
+def _on_policy_regret(network: Layers, x: np.ndarray, costs: np.ndarray) -> tuple[float, float]:
+    """The mean regret per sampled future of ``network``'s picks and of F1's, at ``x``."""
+    valid = ~np.isnan(costs)
+    best = np.where(valid, costs, np.inf).min(axis=1)
+    s = scores(network, x.reshape(-1, x.shape[2])).reshape(costs.shape)
+    pick = np.argmax(np.where(valid, s, -np.inf), axis=1)
+    mine = costs[np.arange(len(costs)), pick] - best
+    return float(mine.mean() / 32), float((costs[:, 0] - best).mean() / 32)
+
+
 def build(
     out: str,
     seeds: Sequence[int],
@@ -575,6 +606,7 @@ def build(
     hidden: int = 32,
     epochs: int = 60,
     workers: int = 2,
+    rounds: int = 1,
 ) -> list[str]:
     """Record the planner's choices and fit one distilled planner per seed (a sweep folder).
 
@@ -585,6 +617,12 @@ def build(
     (:func:`fit_ensemble`, seed ``k``) becomes ``<out>/s<k>/distilled.json``. Cards already
     there are never overwritten.
 
+    With ``rounds`` above 1, DAgger: in round ``r`` (1, 2, ...) the ensemble fitted so far
+    plays ``sequences`` new sequences (generator seeded ``[k, r]``) while the planner's costs
+    are noted at the states it reaches (``choices-r<r>.npz``, kept likewise), and the ensemble
+    is fitted again to every round's choices; the card holds the last ensemble and, per round,
+    the regret of the followed ensemble's choices and of F1's at those states.
+
     Raises:
         SpecError: A card exists, or recorded choices there have other settings.
     """
@@ -593,15 +631,17 @@ def build(
     from hpcgym.workloads.registry import load
     from hpcgym.workloads.splits import time_splits
 
+    if not isinstance(rounds, int) or rounds < 1:
+        raise SpecError(f"rounds must be an integer of at least 1, not {rounds!r}")
     kwargs = rlsched_kwargs(workload, backfill)
     folders = [Path(out) / f"s{k}" for k in seeds]
     there = [str(f / CARD) for f in folders if (f / CARD).exists()]
     if there:
         raise SpecError(f"distilled cards exist, not overwritten: {', '.join(there)}")
     train = time_splits(load(workload))["train"]
+    hi = train.stop - length + 1
     written = []
     for k, folder in zip(seeds, folders, strict=True):
-        starts = np.random.default_rng(k).integers(train.first, train.stop - length + 1, sequences)
         settings = {
             "workload": workload,
             "split": "train",
@@ -612,14 +652,43 @@ def build(
             "planner": {"candidates": 4, "horizon": 64, "samples": 32, "align": True},
         }
         folder.mkdir(parents=True, exist_ok=True)
-        x, costs = _choices(
-            folder / CHOICES,
-            settings,
-            partial(record, workload, starts.tolist(), length, backfill, k, workers=workers),
-        )
-        networks, reports = fit_ensemble(
-            x, costs / 32, members, seed=k, hidden=hidden, epochs=epochs
-        )
+        xs: list[np.ndarray] = []
+        cs: list[np.ndarray] = []
+        dagger: list[dict[str, Any]] = []
+        networks: list[Layers] = []
+        for r in range(rounds):
+            follow = merge(networks) if r else None
+            path, at = folder / CHOICES, settings
+            starts = np.random.default_rng(k).integers(train.first, hi, sequences)
+            if follow is not None:
+                text = json.dumps([[w.tolist(), b.tolist()] for w, b in follow])
+                sha = hashlib.sha256(text.encode()).hexdigest()
+                path, at = folder / f"choices-r{r}.npz", {**settings, "round": r, "follow": sha}
+                starts = np.random.default_rng([k, r]).integers(train.first, hi, sequences)
+            make = partial(
+                record,
+                workload,
+                starts.tolist(),
+                length,
+                backfill,
+                k,
+                workers=workers,
+                follow=follow,
+            )
+            x, costs = _choices(path, at, make)
+            if follow is not None:
+                mine, f1 = _on_policy_regret(follow, x, costs)
+                dagger.append({"round": r, "choices": len(x), "regret": mine, "regret_f1": f1})
+            xs.append(x)
+            cs.append(costs)
+            networks, reports = fit_ensemble(
+                np.concatenate(xs),
+                np.concatenate(cs) / 32,
+                members,
+                seed=k,
+                hidden=hidden,
+                epochs=epochs,
+            )
         training = {
             **settings,
             "members": members,
@@ -628,6 +697,9 @@ def build(
             "loss": "regret",
             "reports": reports,
         }
+        if rounds > 1:
+            training["rounds"] = rounds
+            training["dagger"] = dagger
         card = DistilledCard(
             "hpcgym/Rigid-v0",
             kwargs,
@@ -661,6 +733,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--hidden", type=int, default=32)
     ap.add_argument("--epochs", type=int, default=60)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument(
+        "--rounds", type=int, default=1, help="DAgger: rounds where the networks play (1: none)"
+    )
     args = ap.parse_args(argv)
     try:
         paths = build(
@@ -674,6 +749,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             args.hidden,
             args.epochs,
             args.workers,
+            args.rounds,
         )
     except SpecError as e:
         raise SystemExit(f"error: {e}") from None

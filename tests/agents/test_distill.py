@@ -141,6 +141,24 @@ def test_the_recorder_plays_as_the_planner_and_records_each_choice() -> None:
         assert all(c >= 1.0 for c in costs)  # a bounded slowdown is at least 1 per job
 
 
+def test_a_recorder_following_a_network_plays_as_the_network() -> None:
+    jobs = _sequence(5)
+    pool = list(_lublin().jobs[:2000])
+    opts: dict[str, Any] = {"candidates": 3, "horizon": 8, "samples": 2, "backfill": True}
+    net = _rank_network(1.0)  # the reverse of F1's order among the 3 best
+    played = _starts(DistilledReserve(net, 3, True), jobs)
+    rec = Recorder(pool, 256, follow=net, **opts)
+    assert np.array_equal(_starts(rec, jobs), played)
+    assert not np.array_equal(played, _starts(LookaheadReserve(pool, 256, **opts), jobs))
+    # The planner's costs are noted at each of the network's choices; the network (the last
+    # candidate) is often not the planner's cheapest.
+    assert len(rec.rows) > 20
+    assert all(len(c) >= 2 and min(c) >= 1.0 for _, c in rec.rows)
+    assert sum(ds.cheapest(c) != len(c) - 1 for _, c in rec.rows) > 5
+    with pytest.raises(SpecError, match="do not chain"):
+        Recorder(pool, 256, follow=[(np.zeros((3, 1)), np.zeros(1))], **opts)
+
+
 def _synthetic(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Choices whose best candidate is the one with the largest feature 3 (zero-padded)."""
     rng = np.random.default_rng(seed)
@@ -260,3 +278,44 @@ def test_build_records_fits_resumes_and_never_overwrites(
     (out / "s0" / "distilled.json").unlink()
     with pytest.raises(SystemExit, match="other settings"):
         ds.main([*argv, "--epochs", "2", "--workers", "1"])
+
+
+def test_dagger_rounds_record_where_the_networks_play(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "dagger"
+    argv = ["--out", str(out), "--seeds", "0", "--sequences", "2", "--length", "64"]
+    opts = ["--epochs", "2", "--workers", "1", "--backfill", "--members", "2"]
+    ds.main([*argv, *opts, "--rounds", "2"])
+    folder = out / "s0"
+    card = load_score(folder)
+    assert isinstance(card, DistilledCard)
+    round0 = np.load(folder / "choices.npz")
+    round1 = np.load(folder / "choices-r1.npz")
+    settings = json.loads(str(round1["settings"]))
+    assert settings["round"] == 1 and len(settings["follow"]) == 64
+    (dagger,) = card.training["dagger"]
+    assert card.training["rounds"] == 2 and dagger["choices"] == len(round1["x"])
+    costs = round1["costs"]
+    best = np.nanmin(costs, axis=1)
+    assert dagger["regret_f1"] == pytest.approx(np.mean(costs[:, 0] - best) / 32)
+    assert dagger["regret"] >= 0.0
+    # The last ensemble is fitted to both rounds' choices (10% held out).
+    total = len(round0["x"]) + len(round1["x"])
+    assert card.training["reports"][0]["choices"] == total
+    # Round 0 is the one-round build's recording, byte for byte.
+    ds.main(["--out", str(tmp_path / "plain"), *argv[2:], *opts])
+    plain = tmp_path / "plain" / "s0" / "choices.npz"
+    assert plain.read_bytes() == (folder / "choices.npz").read_bytes()
+    # Resumed from both rounds' recordings: the same card, nothing recorded again.
+    before = (folder / "distilled.json").read_text()
+    (folder / "distilled.json").unlink()
+
+    def no_recording(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("recorded again")
+
+    monkeypatch.setattr(ds, "record", no_recording)
+    ds.main([*argv, *opts, "--rounds", "2"])
+    assert (folder / "distilled.json").read_text() == before
+    with pytest.raises(SystemExit, match="rounds must be"):
+        ds.main(["--out", str(tmp_path / "x"), *argv[2:], *opts, "--rounds", "0"])
