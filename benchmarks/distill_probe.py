@@ -35,11 +35,11 @@ import numpy as np
 from hpcgym.agents.distill import (
     DistilledReserve,
     Recorder,
+    choice_regret,
     fit_ensemble,
     layers_from_json,
     merge,
     record_sequence,
-    scores,
 )
 from hpcgym.baselines.priority import PriorityReserve
 from hpcgym.bench.papers.rlscheduler import CONFIG
@@ -92,16 +92,11 @@ def gen(args: argparse.Namespace) -> None:
     with open(args.out, "xb") as f:
         np.savez_compressed(f, x=x, costs=costs, sequence=seq, samples=32, backfill=args.backfill)
     print(f"{len(x)} choices from {len(tasks)} sequences in {time.perf_counter() - t0:.0f} s")
-    # The regret per sampled future of the choices made where they were recorded: the
-    # planner's (zero) or the followed network's, next to F1's at the same states.
-    best = np.nanmin(costs, axis=1)
+    # The regret per sampled future of the choices made where they were recorded (the
+    # followed network's; the planner's are zero) and of F1's at the same states.
     if args.follow is not None:
-        net = _network(args.follow)
-        pick = np.array([int(np.argmax(scores(net, xi))) for xi in x])
-        print(
-            f"followed network's regret: {np.mean(costs[np.arange(len(x)), pick] - best) / 32:.2f}"
-        )
-    print(f"F1's regret at these states: {np.mean(costs[:, 0] - best) / 32:.2f}")
+        mine, f1 = choice_regret(_network(args.follow), x, costs)
+        print(f"followed network's regret: {mine:.2f}, F1's: {f1:.2f}")
 
 
 def _eval(task: tuple[int, bool, str | None]) -> float:
@@ -120,7 +115,7 @@ def _eval(task: tuple[int, bool, str | None]) -> float:
 def evaluate(args: argparse.Namespace) -> None:
     with open(args.card) as f:
         backfill = bool(json.load(f)["backfill"])
-    starts = split_starts(3500, 6975, 30, length=1024)
+    starts = split_starts(args.first, args.stop, args.sequences, length=1024)
     with Pool(args.workers) as workers:
         f1 = np.array(workers.map(_eval, [(s, backfill, None) for s in starts]))
         mine = np.array(workers.map(_eval, [(s, backfill, args.card) for s in starts]))
@@ -203,6 +198,9 @@ def main() -> None:
     e = sub.add_parser("eval")
     e.add_argument("card")
     e.add_argument("--workers", type=int, default=2)
+    e.add_argument("--first", type=int, default=3500, help="sequences start in [first, stop)")
+    e.add_argument("--stop", type=int, default=6975)
+    e.add_argument("--sequences", type=int, default=30)
     args = ap.parse_args()
     {"gen": gen, "fit": fit_cmd, "eval": evaluate}[args.cmd](args)
 

@@ -585,8 +585,14 @@ def _choices(
     return x, costs
 
 
-def _on_policy_regret(network: Layers, x: np.ndarray, costs: np.ndarray) -> tuple[float, float]:
-    """The mean regret per sampled future of ``network``'s picks and of F1's, at ``x``."""
+def choice_regret(network: Layers, x: np.ndarray, costs: np.ndarray) -> tuple[float, float]:
+    """The mean regret per sampled future of ``network``'s picks and of F1's.
+
+    Args:
+        network: The layers scoring the candidates.
+        x: Recorded features ``(choices, candidates, WIDTH)``.
+        costs: The candidates' total forward-play costs over 32 sampled futures (NaN: absent).
+    """
     valid = ~np.isnan(costs)
     best = np.where(valid, costs, np.inf).min(axis=1)
     s = scores(network, x.reshape(-1, x.shape[2])).reshape(costs.shape)
@@ -677,7 +683,7 @@ def build(
             )
             x, costs = _choices(path, at, make)
             if follow is not None:
-                mine, f1 = _on_policy_regret(follow, x, costs)
+                mine, f1 = choice_regret(follow, x, costs)
                 dagger.append({"round": r, "choices": len(x), "regret": mine, "regret_f1": f1})
             xs.append(x)
             cs.append(costs)
