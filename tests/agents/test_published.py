@@ -32,6 +32,7 @@ QUICK = {
     ("evolving-bc-infx-kind", "evolving-klein-v1"),
     ("score-rlsched-bf", "rlsched-lublin-bf-test-v0"),
     ("distilled-bf", "rlsched-lublin-bf-test-v0"),
+    ("distilled-dagger-bf", "rlsched-lublin-bf-test-v0"),
 }
 """Replays short enough for the default test run (agent, scenario)."""
 ENGINE = ("score", "planner", "distilled")
