@@ -412,6 +412,10 @@ RLSCHED_HPC2N_STARTS = (
 Its test split holds 906 jobs, too few for one 1,024-job sequence: HPC2N is a cross-trace test
 only (no shipped agent trains on it)."""
 
+SYNLUBLIN = "synthetic/lublin-256-v0"
+SYNLUBLIN_SEEDS = 1_250_000
+"""Seeded episodes of the Lublin model: the test split is the last 20%, [1,000,000, 1,250,000)."""
+
 _NO_BF = "reserve mode without backfilling"
 _BF = "reserve mode with backfilling"
 for _suffix, _bf, _mode, _pols in (
@@ -458,6 +462,28 @@ for _suffix, _bf, _mode, _pols in (
             _bf,
             _pols,
             f"30 1024-job HPC2N sequences (whole trace; a cross-trace test), {_mode}",
+        )
+    )
+    # Independent episodes: the lublin_256 test split's 30 windows lie inside ~2,200 jobs and
+    # share most of them, so its bootstrap intervals are narrower than the evidence
+    # (docs/rlscheduler.md, "Fresh traces"). Here each episode is a new 1,024-job trace of the
+    # Lublin-Feitelson model at lublin_256's train-split load, its generator seed drawn from
+    # [1,000,000, 1,250,000) (the test share of 1,250,000 seeds): the score-synlublin agents
+    # trained on seeds below 100,000, and nothing else trains on this model.
+    register(
+        Scenario(
+            f"rlsched-synlublin{_suffix}-test-v0",
+            "hpcgym/Rigid-v0",
+            {
+                **rlsched_kwargs(SYNLUBLIN, _bf),
+                "workload_options": {"n_jobs": 1024, "arrival_scale": 0.83},
+                "episode": "seeded",
+                "n_seeds": SYNLUBLIN_SEEDS,
+                **_TEST,
+            },
+            _seeds(60),
+            _pols,
+            f"60 fresh 1024-job traces of the Lublin model (independent episodes), {_mode}",
         )
     )
 

@@ -18,12 +18,19 @@ from hpcgym.workloads.rlsched import (
 )
 
 RLSCHED = [n for n in scenarios.names() if n.startswith("rlsched-")]
+WINDOWS = [n for n in RLSCHED if "synlublin" not in n]
 
 
 def test_the_family() -> None:
     assert set(RLSCHED) == {
         f"rlsched-{trace}{bf}{test}-v0"
-        for trace, test in (("lublin", ""), ("lublin", "-test"), ("sdsc-sp2", ""), ("hpc2n", ""))
+        for trace, test in (
+            ("lublin", ""),
+            ("lublin", "-test"),
+            ("sdsc-sp2", ""),
+            ("hpc2n", ""),
+            ("synlublin", "-test"),
+        )
         for bf in ("", "-bf")
     }
     for name in RLSCHED:
@@ -42,7 +49,24 @@ def test_seeds_for_starts_pick_each_start() -> None:
         scenarios.seeds_for_starts(())
 
 
-@pytest.mark.parametrize("name", RLSCHED)
+@pytest.mark.parametrize("name", ["rlsched-synlublin-test-v0", "rlsched-synlublin-bf-test-v0"])
+def test_fresh_model_traces_are_independent_and_never_trained_on(name: str) -> None:
+    sc = scenarios.get(name)
+    eps = [episode_for(sc.env_id, sc.env_kwargs, seed) for seed in sc.seeds]
+    seeds = [e.workload_seed for e in eps]
+    # 60 distinct generated traces, all from the test share [1,000,000, 1,250,000) of the seeds
+    # (the score-synlublin agents trained on seeds below 100,000).
+    assert len(set(seeds)) == len(seeds) == 60
+    assert min(seeds) >= 1_000_000 and max(seeds) < 1_250_000
+    assert {len(e.jobs) for e in eps} == {1024} and {e.start for e in eps} == {0}
+    assert eps[0].platform.clusters[0].nodes == 256
+    again = episode_for(sc.env_id, sc.env_kwargs, sc.seeds[0])
+    assert again.jobs == eps[0].jobs
+    fresh = load("synthetic/lublin-256-v0", seed=seeds[0], n_jobs=1024, arrival_scale=0.83)
+    assert [j.submit for j in fresh.jobs] == [j.submit for j in eps[0].jobs]
+
+
+@pytest.mark.parametrize("name", WINDOWS)
 def test_fixed_seed_gives_fixed_start(name: str) -> None:
     sc = scenarios.get(name)
     starts = sc.env_kwargs["window_starts"]
