@@ -18,8 +18,10 @@ import pandas as pd
 import pytest
 
 import hpcgym  # noqa: F401
+from hpcgym.agents.distill import DistilledCard
+from hpcgym.agents.lookahead import PlannerCard
 from hpcgym.agents.saved import load_agent
-from hpcgym.agents.score import load_score
+from hpcgym.agents.score import ScoreCard, load_score
 from hpcgym.bench import scenarios
 from hpcgym.bench.command import run_bench
 from hpcgym.bench.policies import policy_kind, sweep_members
@@ -35,7 +37,8 @@ QUICK = {
     ("distilled-dagger-bf", "rlsched-lublin-bf-test-v0"),
 }
 """Replays short enough for the default test run (agent, scenario)."""
-ENGINE = ("score", "planner", "distilled")
+CARDS = {"score": ScoreCard, "planner": PlannerCard, "distilled": DistilledCard}
+ENGINE = tuple(CARDS)
 """Kinds of agents that play on the bare engine (no ``@best`` member, no weights)."""
 
 
@@ -55,32 +58,23 @@ def test_published_files_are_the_recorded_ones_and_load_safely(name: str) -> Non
     folder = AGENTS / name
     for rel, digest in entry["files"].items():
         assert hashlib.sha256((folder / rel).read_bytes()).hexdigest() == digest, rel
-    if entry["kind"] == "score":
+    if entry["kind"] in ENGINE:
         members = sweep_members(str(folder))
         assert [seed for seed, _ in members] == entry["seeds"]
         for seed, path in members:
-            score = load_score(path)
-            assert (score.env_id, score.seed) == (entry["env_id"], seed)
-            assert score.training["episodes"] > 0 and "split" not in score.env_kwargs
-            assert score.training["best_objective"] <= score.training["f1_objective"]
-    elif entry["kind"] == "planner":
-        members = sweep_members(str(folder))
-        assert [seed for seed, _ in members] == entry["seeds"]
-        for seed, path in members:
-            planner = load_score(path)
-            assert (planner.env_id, planner.seed) == (entry["env_id"], seed)
-            assert "split" not in planner.env_kwargs
-            assert planner.pool_split == "train"  # futures sampled from the train split only
-            assert "tune" in planner.training["note"]
-    elif entry["kind"] == "distilled":
-        members = sweep_members(str(folder))
-        assert [seed for seed, _ in members] == entry["seeds"]
-        for seed, path in members:
-            distilled = load_score(path)
-            assert (distilled.env_id, distilled.seed) == (entry["env_id"], seed)
-            assert "split" not in distilled.env_kwargs
-            assert distilled.training["split"] == "train"  # the planner's choices on it only
-            assert len(distilled.members) == distilled.training["members"] >= 1
+            agent = load_score(path)
+            assert (agent.env_id, agent.seed) == (entry["env_id"], seed)
+            assert "split" not in agent.env_kwargs  # any split's episodes can be played
+            assert isinstance(agent, CARDS[entry["kind"]])
+            if isinstance(agent, ScoreCard):
+                assert agent.training["episodes"] > 0
+                assert agent.training["best_objective"] <= agent.training["f1_objective"]
+            elif isinstance(agent, PlannerCard):
+                assert agent.pool_split == "train"  # futures sampled from the train split only
+                assert "tune" in agent.training["note"]
+            else:
+                assert agent.training["split"] == "train"  # the planner's choices on it only
+                assert len(agent.members) == agent.training["members"] >= 1
     else:
         members = sweep_members(f"{folder}@best")
         assert [seed for seed, _ in members] == entry["seeds"]
