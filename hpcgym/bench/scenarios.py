@@ -355,6 +355,38 @@ def seeds_for_starts(starts: Sequence[int], first: int = 1000) -> tuple[int, ...
     return tuple(wanted[i] for i in range(n))
 
 
+def drawn_seed(seed: int, n_seeds: int) -> int:
+    """The generator seed a ``"seeded"`` env on the test split draws for reset seed ``seed``.
+
+    It is ``split_seeds("test", n_seeds)[rng.integers(0, len(...))]`` with the generator
+    Gymnasium seeds from the reset seed (``hpcgym.envs.episodes.choose_episode``).
+    """
+    from hpcgym.envs.episodes import split_seeds
+
+    test = split_seeds("test", n_seeds)
+    return test[int(np_random(seed)[0].integers(0, len(test)))]
+
+
+def fresh_seeds(
+    n: int, n_seeds: int, first: int = 1000, exclude: Sequence[int] = ()
+) -> tuple[int, ...]:
+    """``n`` reset seeds from ``first`` on whose generated traces are distinct and new.
+
+    In order, the reset seeds whose :func:`drawn_seed` is neither one drawn before nor one of
+    ``exclude``, until there are ``n``.
+    """
+    taken = set(exclude)
+    seeds: list[int] = []
+    seed = first
+    while len(seeds) < n:
+        drawn = drawn_seed(seed, n_seeds)
+        if drawn not in taken:
+            taken.add(drawn)
+            seeds.append(seed)
+        seed += 1
+    return tuple(seeds)
+
+
 def rlsched_kwargs(workload: str, backfill: bool) -> dict[str, Any]:
     """``hpcgym/Rigid-v0``'s arguments for RLScheduler's setting on ``workload``.
 
@@ -415,6 +447,13 @@ only (no shipped agent trains on it)."""
 SYNLUBLIN = "synthetic/lublin-256-v0"
 SYNLUBLIN_SEEDS = 1_250_000
 """Seeded episodes of the Lublin model: the test split is the last 20%, [1,000,000, 1,250,000)."""
+SYNLUBLIN_SEEN = (
+    *range(1_000_000, 1_000_060),  # benchmarks/fresh_lublin.py's default 60 traces
+    *(drawn_seed(s, SYNLUBLIN_SEEDS) for s in _seeds(60)),  # rlsched-synlublin(-bf)-test-v0
+)
+"""Generator seeds of the test share already played before the large scenarios existed."""
+SYNLUBLIN_LARGE = fresh_seeds(1000, SYNLUBLIN_SEEDS, first=100_000, exclude=SYNLUBLIN_SEEN)
+"""The reset seeds of the large fresh-trace scenarios (1,000 new traces)."""
 
 _NO_BF = "reserve mode without backfilling"
 _BF = "reserve mode with backfilling"
@@ -470,20 +509,35 @@ for _suffix, _bf, _mode, _pols in (
     # Lublin-Feitelson model at lublin_256's train-split load, its generator seed drawn from
     # [1,000,000, 1,250,000) (the test share of 1,250,000 seeds): the score-synlublin agents
     # trained on seeds below 100,000, and nothing else trains on this model.
+    _fresh = {
+        **rlsched_kwargs(SYNLUBLIN, _bf),
+        "workload_options": {"n_jobs": 1024, "arrival_scale": 0.83},
+        "episode": "seeded",
+        "n_seeds": SYNLUBLIN_SEEDS,
+        **_TEST,
+    }
     register(
         Scenario(
             f"rlsched-synlublin{_suffix}-test-v0",
             "hpcgym/Rigid-v0",
-            {
-                **rlsched_kwargs(SYNLUBLIN, _bf),
-                "workload_options": {"n_jobs": 1024, "arrival_scale": 0.83},
-                "episode": "seeded",
-                "n_seeds": SYNLUBLIN_SEEDS,
-                **_TEST,
-            },
+            dict(_fresh),
             _seeds(60),
             _pols,
             f"60 fresh 1024-job traces of the Lublin model (independent episodes), {_mode}",
+        )
+    )
+    # 60 traces separate two policies only when they differ by about a quarter (a power
+    # check on the validation split, docs/rlscheduler.md, "A large fresh test"): this one
+    # holds 1,000 more, each distinct from those of -test-v0 and from the 60 traces of
+    # benchmarks/fresh_lublin.py (generator seeds 1,000,000 + i).
+    register(
+        Scenario(
+            f"rlsched-synlublin{_suffix}-large-v0",
+            "hpcgym/Rigid-v0",
+            dict(_fresh),
+            SYNLUBLIN_LARGE,
+            _pols,
+            f"1,000 fresh 1024-job traces of the Lublin model (independent), {_mode}",
         )
     )
 

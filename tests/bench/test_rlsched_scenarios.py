@@ -30,6 +30,7 @@ def test_the_family() -> None:
             ("sdsc-sp2", ""),
             ("hpc2n", ""),
             ("synlublin", "-test"),
+            ("synlublin", "-large"),
         )
         for bf in ("", "-bf")
     }
@@ -64,6 +65,36 @@ def test_fresh_model_traces_are_independent_and_never_trained_on(name: str) -> N
     assert again.jobs == eps[0].jobs
     fresh = load("synthetic/lublin-256-v0", seed=seeds[0], n_jobs=1024, arrival_scale=0.83)
     assert [j.submit for j in fresh.jobs] == [j.submit for j in eps[0].jobs]
+
+
+def test_fresh_seeds_skip_repeats_and_excluded_traces() -> None:
+    n_seeds = 50  # a test share of 10 generator seeds: repeats come fast
+    drawn = [scenarios.drawn_seed(s, n_seeds) for s in range(7, 40)]
+    assert set(drawn) <= set(range(40, 50))
+    seeds = scenarios.fresh_seeds(5, n_seeds, first=7, exclude=(drawn[0],))
+    got = [scenarios.drawn_seed(s, n_seeds) for s in seeds]
+    assert len(set(got)) == 5 and drawn[0] not in got and min(seeds) > 7
+    # each kept seed is the first from 7 on whose draw is new
+    firsts = {}
+    for s, d in zip(range(7, 40), drawn, strict=True):
+        firsts.setdefault(d, s)
+    assert list(seeds) == sorted(s for d, s in firsts.items() if d != drawn[0])[:5]
+
+
+@pytest.mark.parametrize("bf", ["", "-bf"])
+def test_large_fresh_scenario_holds_1000_new_traces(bf: str) -> None:
+    sc = scenarios.get(f"rlsched-synlublin{bf}-large-v0")
+    assert sc.env_kwargs == scenarios.get(f"rlsched-synlublin{bf}-test-v0").env_kwargs
+    drawn = [scenarios.drawn_seed(s, scenarios.SYNLUBLIN_SEEDS) for s in sc.seeds]
+    assert len(set(drawn)) == len(drawn) == 1000
+    assert min(drawn) >= 1_000_000 and max(drawn) < 1_250_000
+    old = scenarios.get(f"rlsched-synlublin{bf}-test-v0")
+    seen = {episode_for(old.env_id, old.env_kwargs, s).workload_seed for s in old.seeds}
+    assert not seen & set(drawn) and not set(range(1_000_000, 1_000_060)) & set(drawn)
+    for seed in sc.seeds[::250]:  # the draw is the env's
+        assert episode_for(sc.env_id, sc.env_kwargs, seed).workload_seed == (
+            scenarios.drawn_seed(seed, scenarios.SYNLUBLIN_SEEDS)
+        )
 
 
 @pytest.mark.parametrize("name", WINDOWS)
