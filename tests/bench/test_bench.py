@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -264,3 +265,30 @@ def test_ray_start_drops_only_the_token_enabled_notice(
     assert not any(m.startswith("Token authentication is enabled for") for m in messages)
     assert any(m.startswith("Token authentication is disabled") for m in messages)
     assert "Token authentication is enabled (after start-up)" in messages  # filter removed
+
+
+@pytest.mark.parametrize("arrow", [True, False])
+def test_job_tables_round_trip_through_either_csv_writer(
+    arrow: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hpcgym.bench.report import _write_csv
+
+    table = pd.DataFrame(
+        {
+            "policy": ['a "quoted", name', "plain"],
+            "seed": [1, 2],
+            "submit": [0.1 + 0.2, 1e-300],
+            "wait": [0.0, 5.0],
+            "train_seed": [float("nan"), 3.0],
+        }
+    )
+    path = tmp_path / "jobs.csv"
+    with monkeypatch.context() as m:
+        if not arrow:  # as on a machine without pyarrow: pandas writes it
+            m.setitem(sys.modules, "pyarrow", None)
+            m.setitem(sys.modules, "pyarrow.csv", None)
+        _write_csv(table, path)
+    back = pd.read_csv(path)
+    pd.testing.assert_frame_equal(back, table, check_dtype=False, check_exact=True)
+    assert ("5.0" in path.read_text()) is not arrow  # whose writer ran
+    assert [p.name for p in tmp_path.iterdir()] == ["jobs.csv"]  # no temporary file left
