@@ -277,7 +277,6 @@ register(
         metric="makespan",
     )
 )
-
 # Cross-trace test of the malleable-small-v2 setting: the same preset, windows and policies, but
 # the jobs come from another machine's trace, KTH SP2 (100 nodes), rescaled to the 128 nodes
 # (and brought back to its own offered load) and made malleable as the SDSC SP2 set is
@@ -540,6 +539,25 @@ for _suffix, _bf, _mode, _pols in (
             f"1,000 fresh 1024-job traces of the Lublin model (independent), {_mode}",
         )
     )
+
+EVOLVING_SEEDS = 100_000
+"""``n_seeds`` of the large evolving scenario: its test share is [80,000, 100,000)."""
+# 30 cases separate policies whose makespans differ by about a tenth; the agents differ from
+# evolving-infX by 1.5-2% (a power check on the validation split, docs/results.md, "A large
+# evolving test"). These 2,000 cases are distinct and none was played before: their seeds
+# lie in [80,000, 100,000), while training and evolving-klein-v1 keep to [0, 1,000).
+register(
+    Scenario(
+        "evolving-klein-large-v0",
+        "hpcgym/Evolving-v0",
+        {**_TEST, "n_seeds": EVOLVING_SEEDS},
+        fresh_seeds(2000, EVOLVING_SEEDS),
+        ("evolving-rigid", "evolving-noX", "evolving-infX", "evolving-2X", "first-fit", "random"),
+        "2,000 distinct Klein-Perez evolving test cases (15-20 jobs) on 75 nodes, never "
+        "played before, ranked by makespan",
+        metric="makespan",
+    )
+)
 
 MAIN = "malleable-small-v2"
 """The scenario of the main job (``hpcgym bench`` with no arguments)."""

@@ -183,6 +183,23 @@ def test_evolving_v1_draws_its_cases_from_the_test_splits_set_seeds() -> None:
         assert train.unwrapped.episode.workload_seed < 700  # type: ignore[attr-defined]
 
 
+def test_large_evolving_scenario_plays_2000_distinct_cases_never_played_before() -> None:
+    from hpcgym.bench.episode import episode_for
+
+    sc = scenarios.get("evolving-klein-large-v0")
+    assert sc.metric == "makespan"
+    assert {k: v for k, v in sc.env_kwargs.items() if k != "n_seeds"} == (
+        scenarios.get("evolving-klein-v1").env_kwargs
+    )
+    drawn = [scenarios.drawn_seed(s, scenarios.EVOLVING_SEEDS) for s in sc.seeds]
+    # distinct, and outside [0, 1,000), where training and evolving-klein-v1 draw theirs
+    assert len(set(drawn)) == len(drawn) == 2000
+    assert min(drawn) >= 80_000 and max(drawn) < 100_000
+    for seed in sc.seeds[::400]:  # the draw is the env's
+        ep = episode_for(sc.env_id, sc.env_kwargs, seed)
+        assert ep.workload_seed == scenarios.drawn_seed(seed, scenarios.EVOLVING_SEEDS)
+
+
 class _Ref:
     """A stand-in object reference: holds the value."""
 
