@@ -344,8 +344,8 @@ def _write_csv(table: pd.DataFrame, path: Path) -> None:
 
     pyarrow's writer is several times faster (``benchmarks/jobs_csv.py``: a 2-million-row job
     table in 6.3 s against 30.3 s, whole process; a 1,000-trace scenario's 16 million job rows
-    took pandas 6 minutes). Both write the shortest text that
-    reads back as the same float; pyarrow drops a whole float's ``.0``.
+    took pandas 6 minutes). Both write the shortest text that reads back as the same float;
+    pyarrow drops a whole float's ``.0``.
     """
     with atomic_path(path) as tmp:
         try:
@@ -359,15 +359,11 @@ def _write_csv(table: pd.DataFrame, path: Path) -> None:
 
 
 def _write_tables(results: pd.DataFrame, jobs: pd.DataFrame, folder: Path) -> list[Path]:
-    written = []
-    for name, table in (("results", results), ("jobs", jobs)):
-        path = folder / f"{name}.csv"
-        if name == "results":  # small; pandas keeps its ".0"s, which readers may rely on
-            with atomic_path(path) as tmp:
-                table.to_csv(tmp, index=False)
-        else:
-            _write_csv(table, path)
-        written.append(path)
+    # results.csv is small: pandas writes it and keeps its ".0"s, which readers may rely on
+    written = [folder / "results.csv", folder / "jobs.csv"]
+    with atomic_path(written[0]) as tmp:
+        results.to_csv(tmp, index=False)
+    _write_csv(jobs, written[1])
     try:
         import pyarrow  # noqa: F401
     except ImportError:

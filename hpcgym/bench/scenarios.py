@@ -277,6 +277,7 @@ register(
         metric="makespan",
     )
 )
+
 # Cross-trace test of the malleable-small-v2 setting: the same preset, windows and policies, but
 # the jobs come from another machine's trace, KTH SP2 (100 nodes), rescaled to the 128 nodes
 # (and brought back to its own offered load) and made malleable as the SDSC SP2 set is
