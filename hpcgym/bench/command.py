@@ -31,7 +31,7 @@ from hpcgym.atomic import write_text
 from hpcgym.bench import scenarios
 from hpcgym.bench.cells import FAILURES, load_cell, save_cell, save_failure, task_cell
 from hpcgym.bench.policies import policy_kind
-from hpcgym.bench.report import terminal, write_report
+from hpcgym.bench.report import JOB_TABLES, check_job_table, terminal, write_report
 from hpcgym.bench.runinfo import (
     RUN_JSON,
     config_hash,
@@ -189,13 +189,19 @@ def run_bench(
     ray_address: str | None = None,
     argv: Sequence[str] = (),
     progress: bool = True,
+    job_table: str = "csv",
 ) -> int:
     """Run, store each cell, write the report, print the leaderboard and where everything is.
 
     Returns:
         0, or 1 when some cell failed (its error is in ``failures.csv``), or 130 when
         interrupted (the finished cells are kept; ``--resume`` continues).
+
+    Raises:
+        SpecError: ``job_table`` cannot be written (``report.check_job_table``; checked
+            before any episode runs).
     """
+    check_job_table(job_table)
     names = [sc.name for sc in chosen]
     tasks = plan(chosen, policies)
     adapted = [
@@ -229,7 +235,12 @@ def run_bench(
     if earlier is not None:
         record["started"] = earlier.get("started", record["started"])
         record["sessions"] = list(earlier.get("sessions", []))
-    session: dict[str, Any] = {"started": now_utc(), "executor": ex.describe(), "cells_run": 0}
+    session: dict[str, Any] = {
+        "started": now_utc(),
+        "executor": ex.describe(),
+        "cells_run": 0,
+        "job_table": job_table,
+    }
     record.setdefault("sessions", []).append(session)
     write_text(folder / RUN_JSON, _json(record))
     reused = f", {len(done)} already done" if done else ""
@@ -286,7 +297,7 @@ def run_bench(
     failed = [failures[i] for i in sorted(failures)]
     metrics = {sc.name: sc.metric for sc in chosen}
     title = "hpcgym bench: " + ", ".join(names)
-    board, written = write_report(outcomes, folder, title, metrics, failed)
+    board, written = write_report(outcomes, folder, title, metrics, failed, job_table)
     close("complete" if not failed else "complete, with failed episodes")
     print(
         f"{session['cells_run']} episodes in {session['wall_seconds']:.1f} s "
@@ -298,6 +309,11 @@ def run_bench(
     if failed:
         print(f"errors and tracebacks: {folder.resolve() / 'failures.csv'}; rerun them: --resume")
     print(f"results, leaderboard and run.json: {folder.resolve()}")
+    if job_table == "none" and outcomes:
+        print(
+            "no job table (--job-table none); the stored cells hold every job: "
+            f"hpcgym bench --from {folder / RUN_JSON} --run-dir {folder} --resume writes it"
+        )
     plots = [p for p in written if p.suffix == ".png"]
     if plots:
         print(f"plots ({len(plots)}): {plots[0].parent.resolve()}")
@@ -370,6 +386,7 @@ def run_options(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]
         "ray_address": args.ray_address,
         "argv": argv,
         "progress": not args.no_progress,
+        "job_table": args.job_table,
     }
 
 
@@ -453,6 +470,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="test",
         help="where the protocol scenarios' episodes come from: their test split (default) or "
         "the validation split (tables named <scenario>@validation; e.g. --split validation)",
+    )
+    p.add_argument(
+        "--job-table",
+        choices=JOB_TABLES,
+        default="csv",
+        help="the one-row-per-job table: jobs.csv (and jobs.parquet with pyarrow; default), "
+        "parquet only (about a fifth of the size), or none (large runs; the stored cells keep "
+        "every job, and --resume of the finished run writes it later)",
     )
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
     p.add_argument(

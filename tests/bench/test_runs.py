@@ -228,3 +228,46 @@ def test_an_agents_decoding_is_part_of_the_configuration() -> None:
     assert config_hash(config({"algo": "maskable_ppo"})) == old
     assert config_hash(config({"algo": "maskable_ppo", "decode": "greedy"})) == old
     assert config_hash(config({"algo": "maskable_ppo", "decode": "kind"})) != old
+
+
+def test_a_run_without_its_job_table_writes_it_on_resume(
+    reference: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "run"
+    kw = {"run_dir": folder, "executor": "serial", "progress": False}
+    assert run_bench([MICRO], POLICIES, job_table="none", **kw) == 0
+    assert "--resume writes it" in capsys.readouterr().out
+    assert not (folder / "jobs.csv").exists() and not (folder / "jobs.parquet").exists()
+    assert not (folder / "plots" / "micro-test_slowdown.png").exists()
+    for name in TABLES:  # everything else as in a run with the table
+        if name != "jobs.csv":
+            assert (folder / name).read_bytes() == (reference / name).read_bytes()
+    assert read_record(folder)["sessions"][0]["job_table"] == "none"
+    # parquet only: the same jobs as the reference's CSV, and no CSV
+    assert run_bench([MICRO], POLICIES, job_table="parquet", resume=True, **kw) == 0
+    assert not (folder / "jobs.csv").exists()
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(folder / "jobs.parquet"),
+        pd.read_csv(reference / "jobs.csv"),
+        check_dtype=False,
+    )
+    # the default again: the reference's files byte for byte
+    assert run_bench([MICRO], POLICIES, resume=True, **kw) == 0
+    assert _files(folder) == _files(reference)
+    # and back to none: no stale job outputs describing an earlier state are left behind
+    assert run_bench([MICRO], POLICIES, job_table="none", resume=True, **kw) == 0
+    assert not (folder / "jobs.csv").exists() and not (folder / "jobs.parquet").exists()
+    assert not (folder / "plots" / "micro-test_slowdown.png").exists()
+
+
+def test_a_job_table_that_cannot_be_written_is_refused_before_any_episode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(SpecError, match="one of csv, parquet, none"):
+        run_bench([MICRO], POLICIES, run_dir=tmp_path / "a", job_table="xlsx")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # as on a machine without pyarrow
+    with pytest.raises(SpecError, match="needs pyarrow: pip install pyarrow"):
+        run_bench([MICRO], POLICIES, run_dir=tmp_path / "b", job_table="parquet")
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    with pytest.raises(SystemExit):
+        main(["bench", "--scenario", "tiny-v0", "--job-table", "xlsx"])
