@@ -422,6 +422,8 @@ def _drop_stale(folder: Path, job_table: str, scenarios: Sequence[str]) -> None:
     if job_table == "none":
         stale.append(folder / "jobs.parquet")
         stale += [folder / "plots" / f"{sc}_slowdown.png" for sc in scenarios]
+    if not has_pyarrow():  # parquet copies of an earlier report, written with pyarrow
+        stale += [folder / "results.parquet", folder / "jobs.parquet"]
     for path in stale:
         path.unlink(missing_ok=True)
 

@@ -260,6 +260,22 @@ def test_a_run_without_its_job_table_writes_it_on_resume(
     assert not (folder / "plots" / "micro-test_slowdown.png").exists()
 
 
+def test_a_report_without_pyarrow_leaves_no_parquet_of_an_earlier_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "run"
+    kw = {"run_dir": folder, "executor": "serial", "progress": False}
+    assert run_bench([MICRO], POLICIES, **kw) == 0
+    assert (folder / "jobs.parquet").is_file() and (folder / "results.parquet").is_file()
+    import hpcgym.bench.report as report
+
+    # as on a machine without pyarrow (pandas itself cannot run with pyarrow hidden)
+    monkeypatch.setattr(report, "has_pyarrow", lambda: False)
+    assert run_bench([MICRO], POLICIES, resume=True, **kw) == 0
+    assert (folder / "jobs.csv").is_file()
+    assert not (folder / "jobs.parquet").exists() and not (folder / "results.parquet").exists()
+
+
 def test_a_job_table_that_cannot_be_written_is_refused_before_any_episode(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
