@@ -55,6 +55,7 @@ from hpcgym.sim import Job, Simulator
 if TYPE_CHECKING:
     from hpcgym.agents.distill import DistilledCard
     from hpcgym.agents.lookahead import PlannerCard
+    from hpcgym.agents.order import OrderCard
 
 FORMAT = "hpcgym-score/1"
 CARD = "score.json"
@@ -236,7 +237,9 @@ PLANNER_CARD = "planner.json"
 score agents are."""
 DISTILLED_CARD = "distilled.json"
 """The card of a distilled planner (:mod:`hpcgym.agents.distill`): likewise."""
-ENGINE_CARDS = (CARD, PLANNER_CARD, DISTILLED_CARD)
+ORDER_CARD = "order.json"
+"""The card of an order agent for evolving jobs (:mod:`hpcgym.agents.order`): likewise."""
+ENGINE_CARDS = (CARD, PLANNER_CARD, DISTILLED_CARD, ORDER_CARD)
 """The cards of the agents that play on the bare engine (a folder holds one of them)."""
 
 
@@ -245,7 +248,7 @@ def card_path(path: str | Path) -> Path:
     p = Path(path)
     if not p.is_dir():
         return p
-    for name in (PLANNER_CARD, DISTILLED_CARD):
+    for name in (PLANNER_CARD, DISTILLED_CARD, ORDER_CARD):
         if (p / name).is_file():
             return p / name
     return p / CARD
@@ -257,8 +260,8 @@ def is_score_agent(path: str | Path) -> bool:
     return p.name in ENGINE_CARDS and p.is_file()
 
 
-def load_score(path: str | Path) -> ScoreCard | PlannerCard | DistilledCard:
-    """The score agent (:class:`ScoreCard`), planner or distilled planner at ``path``.
+def load_score(path: str | Path) -> ScoreCard | PlannerCard | DistilledCard | OrderCard:
+    """The score agent (:class:`ScoreCard`), planner, distilled planner or order agent at ``path``.
 
     Raises:
         SpecError: No card there (``path`` is a folder or a card file), or not a valid one.
@@ -274,6 +277,10 @@ def load_score(path: str | Path) -> ScoreCard | PlannerCard | DistilledCard:
         from hpcgym.agents.distill import DistilledCard
 
         return DistilledCard.from_json(p.read_text(), str(p))
+    if p.name == ORDER_CARD:
+        from hpcgym.agents.order import OrderCard
+
+        return OrderCard.from_json(p.read_text(), str(p))
     return ScoreCard.from_json(p.read_text(), str(p))
 
 

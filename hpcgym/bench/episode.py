@@ -202,12 +202,19 @@ def score_scheduler(path: str, env_id: str, env_kwargs: dict[str, Any]) -> Any:
 
     Raises:
         SpecError: The agent was trained in another mode (reserve with or without
-            backfilling, or EASY order) than the preset's.
+            backfilling, or EASY order) than the preset's, or for another preset.
     """
     from hpcgym.agents.lookahead import PlannerCard
+    from hpcgym.agents.order import OrderCard
     from hpcgym.agents.score import load_score, score_mode
 
-    card = load_score(path)  # a ScoreCard, PlannerCard or DistilledCard
+    card = load_score(path)  # a ScoreCard, PlannerCard, DistilledCard or OrderCard
+    if isinstance(card, OrderCard):
+        if env_id != card.env_id:
+            raise SpecError(
+                f"{path} orders evolving jobs ({card.env_id}); this scenario is {env_id}"
+            )
+        return card.scheduler()
     mine = score_mode(card.env_id, card.env_kwargs)
     theirs = score_mode(env_id, env_kwargs)
     if mine != theirs:

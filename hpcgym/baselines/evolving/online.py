@@ -138,10 +138,19 @@ class EvolvingListScheduler(BaseScheduler):
             plan = self._refit(sim, job, base, nnodes)
             self.plans[job.id] = plan
             base = base + plan.allocated
-        apps = [(j.id, j.spec.submit, self._req(j)) for j in sim.queue.values()]
+        apps = [(j.id, j.spec.submit, self._req(j)) for j in self.queued(sim)]
         plans, _ = list_schedule(apps, nnodes, self.variant, base=base, t0=now)
         for plan in plans:
             self.plans[plan.id] = plan
+
+    def queued(self, sim: Simulator) -> list[Job]:
+        """The queued applications in list order: submission order (the paper's).
+
+        Subclasses may order the list otherwise (:class:`hpcgym.agents.order.LinearOrder`); an
+        order that never changes between re-plans keeps the offline plan's guarantee (module
+        doc), whatever it is.
+        """
+        return list(sim.queue.values())
 
     def _refit(self, sim: Simulator, job: Job, base: EvolutionProfile, nnodes: int) -> AppPlan:
         """Re-place the rest of a running application that left its plan; its step is pinned."""
