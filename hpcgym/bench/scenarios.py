@@ -17,8 +17,9 @@ get("rigid-lublin-v0").seeds
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache, partial
 from typing import Any
 
 from gymnasium.utils.seeding import np_random
@@ -54,13 +55,25 @@ class Scenario:
 
 
 _SCENARIOS: dict[str, Scenario] = {}
+_LAZY: dict[str, Callable[[], Scenario]] = {}
 
 
 def register(scenario: Scenario) -> None:
     """Add ``scenario`` (its name must be new)."""
-    if scenario.name in _SCENARIOS:
+    if scenario.name in _SCENARIOS or scenario.name in _LAZY:
         raise SpecError(f"scenario {scenario.name!r} is already registered")
     _SCENARIOS[scenario.name] = scenario
+
+
+def register_lazy(name: str, build: Callable[[], Scenario]) -> None:
+    """Add the scenario ``name``, built by ``build`` when first asked for.
+
+    For scenarios whose seed lists take a while to draw (thousands of fresh episodes): importing
+    the registry stays fast.
+    """
+    if name in _SCENARIOS or name in _LAZY:
+        raise SpecError(f"scenario {name!r} is already registered")
+    _LAZY[name] = build
 
 
 def get(name: str) -> Scenario:
@@ -69,6 +82,11 @@ def get(name: str) -> Scenario:
     Raises:
         SpecError: No such scenario (the message lists them).
     """
+    if name not in _SCENARIOS and name in _LAZY:
+        built = _LAZY[name]()
+        if built.name != name:
+            raise SpecError(f"the lazy scenario {name!r} built one named {built.name!r}")
+        _SCENARIOS[name] = built
     try:
         return _SCENARIOS[name]
     except KeyError:
@@ -77,7 +95,7 @@ def get(name: str) -> Scenario:
 
 def names() -> list[str]:
     """Registered scenario names, sorted."""
-    return sorted(_SCENARIOS)
+    return sorted({*_SCENARIOS, *_LAZY})
 
 
 SPLITS = ("test", "validation")
@@ -447,13 +465,34 @@ only (no shipped agent trains on it)."""
 SYNLUBLIN = "synthetic/lublin-256-v0"
 SYNLUBLIN_SEEDS = 1_250_000
 """Seeded episodes of the Lublin model: the test split is the last 20%, [1,000,000, 1,250,000)."""
-SYNLUBLIN_SEEN = (
-    *range(1_000_000, 1_000_060),  # benchmarks/fresh_lublin.py's default 60 traces
-    *(drawn_seed(s, SYNLUBLIN_SEEDS) for s in _seeds(60)),  # rlsched-synlublin(-bf)-test-v0
-)
-"""Generator seeds of the test share already played before the large scenarios existed."""
-SYNLUBLIN_LARGE = fresh_seeds(1000, SYNLUBLIN_SEEDS, first=100_000, exclude=SYNLUBLIN_SEEN)
-"""The reset seeds of the large fresh-trace scenarios (1,000 new traces)."""
+
+
+def synlublin_seen() -> tuple[int, ...]:
+    """Generator seeds of the test share already played before the large scenarios existed."""
+    return (
+        *range(1_000_000, 1_000_060),  # benchmarks/fresh_lublin.py's default 60 traces
+        *(drawn_seed(s, SYNLUBLIN_SEEDS) for s in _seeds(60)),  # rlsched-synlublin(-bf)-test-v0
+    )
+
+
+@cache
+def synlublin_large() -> tuple[int, ...]:
+    """The reset seeds of the large fresh-trace scenarios (1,000 new traces)."""
+    return fresh_seeds(1000, SYNLUBLIN_SEEDS, first=100_000, exclude=synlublin_seen())
+
+
+def _synlublin_large(
+    name: str, kwargs: dict[str, Any], policies: tuple[str, ...], mode: str
+) -> Scenario:
+    return Scenario(
+        name,
+        "hpcgym/Rigid-v0",
+        kwargs,
+        synlublin_large(),
+        policies,
+        f"1,000 fresh 1024-job traces of the Lublin model (independent), {mode}",
+    )
+
 
 _NO_BF = "reserve mode without backfilling"
 _BF = "reserve mode with backfilling"
@@ -530,15 +569,11 @@ for _suffix, _bf, _mode, _pols in (
     # check on the validation split, docs/rlscheduler.md, "A large fresh test"): this one
     # holds 1,000 more, each distinct from those of -test-v0 and from the 60 traces of
     # benchmarks/fresh_lublin.py (generator seeds 1,000,000 + i).
-    register(
-        Scenario(
-            f"rlsched-synlublin{_suffix}-large-v0",
-            "hpcgym/Rigid-v0",
-            dict(_fresh),
-            SYNLUBLIN_LARGE,
-            _pols,
-            f"1,000 fresh 1024-job traces of the Lublin model (independent), {_mode}",
-        )
+    register_lazy(
+        f"rlsched-synlublin{_suffix}-large-v0",
+        partial(
+            _synlublin_large, f"rlsched-synlublin{_suffix}-large-v0", dict(_fresh), _pols, _mode
+        ),
     )
 
 EVOLVING_SEEDS = 100_000
@@ -547,17 +582,49 @@ EVOLVING_SEEDS = 100_000
 # evolving-infX by 1.5-2% (a power check on the validation split, docs/results.md, "A large
 # evolving test"). These 2,000 cases are distinct and none was played before: their seeds
 # lie in [80,000, 100,000), while training and evolving-klein-v1 keep to [0, 1,000).
-register(
-    Scenario(
-        "evolving-klein-large-v0",
+_EVOLVING_POLICIES = (
+    "evolving-rigid",
+    "evolving-noX",
+    "evolving-infX",
+    "evolving-2X",
+    "first-fit",
+    "random",
+)
+
+
+@cache
+def evolving_large(version: int) -> tuple[int, ...]:
+    """Reset seeds of ``evolving-klein-large-v<version>``: 2,000 distinct new cases each.
+
+    Version 1's cases are distinct from version 0's too (its seeds continue after them).
+    """
+    if version == 0:
+        return fresh_seeds(2000, EVOLVING_SEEDS)
+    before = evolving_large(version - 1)
+    played = [drawn_seed(s, EVOLVING_SEEDS) for v in range(version) for s in evolving_large(v)]
+    return fresh_seeds(2000, EVOLVING_SEEDS, first=before[-1] + 1, exclude=played)
+
+
+def _evolving_large(version: int, note: str) -> Scenario:
+    return Scenario(
+        f"evolving-klein-large-v{version}",
         "hpcgym/Evolving-v0",
         {**_TEST, "n_seeds": EVOLVING_SEEDS},
-        fresh_seeds(2000, EVOLVING_SEEDS),
-        ("evolving-rigid", "evolving-noX", "evolving-infX", "evolving-2X", "first-fit", "random"),
-        "2,000 distinct Klein-Perez evolving test cases (15-20 jobs) on 75 nodes, never "
-        "played before, ranked by makespan",
+        evolving_large(version),
+        _EVOLVING_POLICIES,
+        f"2,000 distinct Klein-Perez evolving test cases (15-20 jobs) on 75 nodes, {note}, "
+        "ranked by makespan",
         metric="makespan",
     )
+
+
+register_lazy("evolving-klein-large-v0", partial(_evolving_large, 0, "never played before"))
+# The same protocol for agents designed after large-v0 was played (the order agents,
+# docs/results.md, "Order agents"): 2,000 more cases, none of large-v0's, fixed before any
+# policy played them.
+register_lazy(
+    "evolving-klein-large-v1",
+    partial(_evolving_large, 1, "none of evolving-klein-large-v0's, never played before"),
 )
 
 MAIN = "malleable-small-v2"

@@ -200,6 +200,41 @@ def test_large_evolving_scenario_plays_2000_distinct_cases_never_played_before()
         assert ep.workload_seed == scenarios.drawn_seed(seed, scenarios.EVOLVING_SEEDS)
 
 
+def test_the_second_large_evolving_scenario_plays_2000_cases_none_of_the_firsts() -> None:
+    v0, v1 = scenarios.get("evolving-klein-large-v0"), scenarios.get("evolving-klein-large-v1")
+    assert v1.env_kwargs == v0.env_kwargs and v1.metric == "makespan"
+    assert v1.policies == v0.policies
+    first = {scenarios.drawn_seed(s, scenarios.EVOLVING_SEEDS) for s in v0.seeds}
+    second = [scenarios.drawn_seed(s, scenarios.EVOLVING_SEEDS) for s in v1.seeds]
+    assert len(set(second)) == len(second) == 2000 and not first & set(second)
+    assert min(second) >= 80_000 and max(second) < 100_000
+    assert min(v1.seeds) > max(v0.seeds)
+
+
+def test_lazy_scenarios_are_listed_built_once_and_never_registered_twice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[str] = []
+
+    def build() -> scenarios.Scenario:
+        built.append("x")
+        return scenarios.Scenario("lazy-test-v0", "hpcgym/Rigid-v0", {}, (1, 2))
+
+    monkeypatch.setattr(scenarios, "_LAZY", dict(scenarios._LAZY))
+    monkeypatch.setattr(scenarios, "_SCENARIOS", dict(scenarios._SCENARIOS))
+    scenarios.register_lazy("lazy-test-v0", build)
+    assert "lazy-test-v0" in scenarios.names() and built == []
+    assert scenarios.get("lazy-test-v0").seeds == (1, 2) == scenarios.get("lazy-test-v0").seeds
+    assert built == ["x"]
+    with pytest.raises(SpecError, match="already registered"):
+        scenarios.register_lazy("lazy-test-v0", build)
+    with pytest.raises(SpecError, match="already registered"):
+        scenarios.register(scenarios.Scenario("evolving-klein-large-v0", "hpcgym/Evolving-v0"))
+    scenarios.register_lazy("lazy-bad-v0", build)
+    with pytest.raises(SpecError, match="built one named 'lazy-test-v0'"):
+        scenarios.get("lazy-bad-v0")
+
+
 class _Ref:
     """A stand-in object reference: holds the value."""
 
