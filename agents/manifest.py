@@ -55,6 +55,10 @@ def main(runs: list[str]) -> int:
             files = sorted(folder.glob("s*/distilled.json"))
             card = json.loads(files[0].read_text())
             kind, decode = "distilled", "greedy"
+        elif (folder / "s0" / "order.json").is_file():  # order agents (hpcgym search-score)
+            files = sorted(folder.glob("s*/order.json"))
+            card = json.loads(files[0].read_text())
+            kind, decode = "order", "greedy"
         else:  # SB3 agents: each member's validation-chosen best.*
             weights = sorted(folder.glob("s*/best.safetensors"))
             files = sorted([*weights, *(w.with_suffix(".json") for w in weights)])

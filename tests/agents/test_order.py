@@ -114,12 +114,12 @@ def test_jobs_submitted_later_are_played_on_the_engine() -> None:
     )
 
 
-def test_the_objective_weighs_the_mean_log_gain_and_the_worst_job() -> None:
+def test_the_objective_weighs_each_episodes_log_gain_and_its_worst_job() -> None:
     base = np.array([[100.0, 10.0], [200.0, 30.0]])
     better = np.array([[90.0, 10.0], [180.0, 20.0]])
-    assert objective(better, base) == pytest.approx(np.log(0.9))
-    worse_tail = np.array([[90.0, 60.0], [180.0, 20.0]])
-    assert objective(worse_tail, base, guard=2.0) == pytest.approx(np.log(0.9) + 2 * np.log(2))
+    assert objective(better, base) == pytest.approx(np.log(0.9))  # a lower tail earns nothing
+    worse_tail = np.array([[90.0, 40.0], [180.0, 20.0]])
+    assert objective(worse_tail, base, guard=2.0) == pytest.approx(np.log(0.9) + np.log(4))
     assert objective(worse_tail, base, guard=0.0) == pytest.approx(np.log(0.9))
 
 

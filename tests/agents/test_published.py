@@ -20,6 +20,7 @@ import pytest
 import hpcgym  # noqa: F401
 from hpcgym.agents.distill import DistilledCard
 from hpcgym.agents.lookahead import PlannerCard
+from hpcgym.agents.order import OrderCard
 from hpcgym.agents.saved import load_agent
 from hpcgym.agents.score import ScoreCard, load_score
 from hpcgym.bench import scenarios
@@ -37,7 +38,12 @@ QUICK = {
     ("distilled-dagger-bf", "rlsched-lublin-bf-test-v0"),
 }
 """Replays short enough for the default test run (agent, scenario)."""
-CARDS = {"score": ScoreCard, "planner": PlannerCard, "distilled": DistilledCard}
+CARDS = {
+    "score": ScoreCard,
+    "planner": PlannerCard,
+    "distilled": DistilledCard,
+    "order": OrderCard,
+}
 ENGINE = tuple(CARDS)
 """Kinds of agents that play on the bare engine (no ``@best`` member, no weights)."""
 
@@ -69,6 +75,9 @@ def test_published_files_are_the_recorded_ones_and_load_safely(name: str) -> Non
             if isinstance(agent, ScoreCard):
                 assert agent.training["episodes"] > 0
                 assert agent.training["best_objective"] <= agent.training["f1_objective"]
+            elif isinstance(agent, OrderCard):
+                assert agent.training["episodes"] > 0 and agent.training["best_objective"] <= 0
+                assert agent.training["heuristic"] == f"evolving-{agent.variant}"
             elif isinstance(agent, PlannerCard):
                 assert agent.pool_split == "train"  # futures sampled from the train split only
                 assert "tune" in agent.training["note"]
