@@ -102,6 +102,7 @@ def ray_cluster(monkeypatch: pytest.MonkeyPatch):
         shutil.rmtree(temp, ignore_errors=True)
 
 
+@pytest.mark.slow  # starts a Ray cluster (about 27 s); the Ray executor's table runs by default
 def test_a_ray_sweep_attaches_to_a_running_cluster(tmp_path: Path, ray_cluster: str):
     # The command a user runs, in its own process (Ray reads its auth settings at import).
     serial = sweep(tiny(tmp_path / "serial"), [0, 1], "serial")
