@@ -186,8 +186,9 @@ class OrderCard:
         """The card as JSON text (with its format and features)."""
         body = asdict(self)
         body["weights"] = dict(zip(FEATURES, self.weights, strict=True))
-        return json.dumps({"format": FORMAT, "features": list(FEATURES), **body}, indent=2,
-                          sort_keys=True)
+        return json.dumps(
+            {"format": FORMAT, "features": list(FEATURES), **body}, indent=2, sort_keys=True
+        )
 
     @classmethod
     def from_json(cls, text: str, where: str = "order card") -> OrderCard:

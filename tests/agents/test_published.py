@@ -33,6 +33,7 @@ MANIFEST = json.loads((AGENTS / "agents.json").read_text())
 COLUMNS = ["seed", "train_seed", "mean_bsld", "max_bsld", "mean_wait", "makespan", "utilization"]
 QUICK = {
     ("evolving-bc-infx-kind", "evolving-klein-v1"),
+    ("evolving-order", "evolving-klein-v1"),
     ("score-rlsched-bf", "rlsched-lublin-bf-test-v0"),
     ("distilled-bf", "rlsched-lublin-bf-test-v0"),
     ("distilled-dagger-bf", "rlsched-lublin-bf-test-v0"),
