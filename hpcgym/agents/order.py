@@ -3,9 +3,9 @@
 Klein and Perez's scheduler (:mod:`hpcgym.baselines.evolving`) places the applications one
 after the other in *list order*, submission order in the paper; in its test cases every
 application is submitted at 0, so the list is the ids' order, which the generator draws at
-random. The makespan depends on that order: on 30 validation cases ordering by total duration,
-longest first, shortens ``infX``'s makespan by 3.3% on average, and the best of 32 random
-orders by 7.3% (``docs/results.md``, "Order agents").
+random. The makespan depends on that order: on 30 cases of the train split's seeds, ordering
+by total duration, longest first, shortens ``infX``'s makespan by 3.3% on average, and the
+best of 32 random orders by 7.3% (``docs/results.md``, "Order agents").
 
 An *order agent* keeps everything of the heuristic (the variant's fit, online re-planning, the
 execution through engine commands: :class:`~hpcgym.baselines.evolving.online.EvolvingListScheduler`)

@@ -255,7 +255,7 @@ def card_path(path: str | Path) -> Path:
 
 
 def is_score_agent(path: str | Path) -> bool:
-    """Whether ``path`` (a folder or a card file) holds a score, planner or distilled card."""
+    """Whether ``path`` (a folder or a card file) holds an engine agent's card (score, ...)."""
     p = card_path(path)
     return p.name in ENGINE_CARDS and p.is_file()
 

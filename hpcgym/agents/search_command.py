@@ -134,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
     evolving = args.env == order.ENV_ID
     if not evolving and (args.guard is not None or args.variant != "infX"):
         raise SpecError("--guard and --variant apply to order agents (--env hpcgym/Evolving-v0)")
+    if evolving:
+        order.OrderCard(order.ENV_ID, {}, (0.0,) * len(order.FEATURES), args.variant)
     if evolving and args.objective != "mean":
         raise SpecError(
             "--objective applies to job scores on rigid presets; an order agent's objective is "

@@ -198,7 +198,9 @@ def test_the_command_writes_the_agent_and_keeps_results(
     assert "--objective applies to job scores" in capsys.readouterr().err
     assert main(["search-score", "--guard", "1", "--out", str(tmp_path / "y")]) == 2
     assert "--guard and --variant apply to order agents" in capsys.readouterr().err
-    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+    assert main([*argv[:-2], "--out", str(tmp_path / "z"), "--variant", "rigid"]) == 2
+    assert "unknown variant 'rigid'" in capsys.readouterr().err
+    assert not any((tmp_path / name).exists() for name in "xyz")
 
 
 def test_the_bench_plays_an_order_agent_as_its_scheduler_runs(tmp_path: Path) -> None:
