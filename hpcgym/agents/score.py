@@ -139,12 +139,50 @@ class LinearEasy(EasyPriority):
     def __init__(self, weights: Sequence[float]) -> None:
         super().__init__("fcfs")
         self.coefficients = _coefficients(weights)
+        self._plain = tuple(float(x) for x in self.coefficients)
+
+    def reset(self) -> None:
+        """Forget the previous episode."""
+        super().reset()
+        self._static: dict[int, tuple[float, float, int, float, int]] = {}
 
     def ranked(self, sim: Simulator) -> list[Job]:
-        """The queued jobs, lowest score first."""
-        jobs = _by_submission(self, sim)
-        score = features(jobs, sim.now, sim.pool.free[0]) @ self.coefficients
-        return [jobs[i] for i in np.argsort(score, kind="stable")]
+        """The queued jobs, lowest score first.
+
+        EASY ranks the whole queue at every decision point, so the score is split: the part
+        of the features fixed at submission is computed once per job, the waiting-time and
+        fit parts at each call (in plain floats: a queue is too short for numpy to pay). The
+        scores equal :func:`features` times the coefficients up to the rounding of the sum.
+        """
+        c = self._plain
+        now = sim.now
+        free = sim.pool.free[0]
+        seq = self._rank.seq
+        static = self._static
+        keyed = []
+        for job in sim.queue.values():
+            spec = job.spec
+            got = static.get(spec.id)
+            if got is None:
+                r = max(runtime_estimate(spec), 0.1)
+                n = spec.nodes
+                lr = math.log10(r)
+                base = (
+                    c[0] * (lr * n / 256)
+                    + c[1] * lr
+                    + c[2] * (n / 256)
+                    + c[3] * math.log2(n)
+                    + c[6] * math.log10(max(spec.submit, 0.1))
+                )
+                got = static[spec.id] = (base, r, n, spec.submit, seq[spec.id])
+            base, r, n, submit, order = got
+            w = now - submit
+            score = base + c[4] * math.log10(1 + w) + c[5] * min(w / r, 100.0)
+            if n <= free:
+                score += c[7]
+            keyed.append((score, submit, order, job))
+        keyed.sort(key=lambda k: k[:3])
+        return [k[3] for k in keyed]
 
 
 def _by_submission(sched: PriorityReserve | EasyPriority, sim: Simulator) -> list[Job]:

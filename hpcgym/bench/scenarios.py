@@ -576,6 +576,43 @@ for _suffix, _bf, _mode, _pols in (
         ),
     )
 
+# rigid-lublin-v1's preset (EASY-mode decisions, 256-job windows, 256 nodes) on fresh traces of
+# the Lublin model at lublin_256's load: 1,000 independent 256-job traces of the test share,
+# none of whose generator seeds any scenario or probe above played (a seed's 256-job trace is
+# not its 1,024-job one; excluded all the same). Fixed on 2026-11-27 before any agent trained
+# on this model for EASY (score-synlublin-easy, docs/results.md) played it.
+SYNLUBLIN_RIGID = {
+    "workload": SYNLUBLIN,
+    "workload_options": {"n_jobs": 256, "arrival_scale": 0.83},
+    "episode": "seeded",
+    "n_seeds": SYNLUBLIN_SEEDS,
+}
+"""``hpcgym/Rigid-v0``'s arguments for rigid-lublin-v1's preset on the Lublin model."""
+
+
+@cache
+def synlublin_rigid_large() -> tuple[int, ...]:
+    """The reset seeds of ``rigid-synlublin-large-v0``: 1,000 traces none played before."""
+    played = (
+        *synlublin_seen(),
+        *(drawn_seed(s, SYNLUBLIN_SEEDS) for s in synlublin_large()),
+    )
+    return fresh_seeds(1000, SYNLUBLIN_SEEDS, first=200_000, exclude=played)
+
+
+register_lazy(
+    "rigid-synlublin-large-v0",
+    lambda: Scenario(
+        "rigid-synlublin-large-v0",
+        "hpcgym/Rigid-v0",
+        {**SYNLUBLIN_RIGID, **_TEST},
+        synlublin_rigid_large(),
+        RIGID_DEFAULTS + ("easy-fcfs", "easy-wfp3", "easy-unicep"),
+        "1,000 fresh 256-job traces of the Lublin model (independent), rigid-lublin-v1's "
+        "preset (EASY-mode decisions, 256 nodes)",
+    ),
+)
+
 EVOLVING_SEEDS = 100_000
 """``n_seeds`` of the large evolving scenario: its test share is [80,000, 100,000)."""
 # 30 cases separate policies whose makespans differ by about a tenth; the agents differ from

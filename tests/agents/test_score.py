@@ -17,6 +17,7 @@ from hpcgym.agents.score import (
     LinearEasy,
     LinearReserve,
     ScoreCard,
+    features,
     load_score,
     search,
 )
@@ -27,7 +28,7 @@ from hpcgym.bench.episode import env_config, episode_for
 from hpcgym.bench.policies import make_env_policy, policy_kind, policy_label
 from hpcgym.cli import main
 from hpcgym.errors import SpecError
-from hpcgym.sim import SimConfig, Simulator
+from hpcgym.sim import Job, SimConfig, Simulator
 
 RIGID = "hpcgym/Rigid-v0"
 RESERVE = {
@@ -66,6 +67,29 @@ def test_f1_weights_give_f1_schedules_job_for_job(
     sjf_like = LinearReserve((0, 1, 0, 0, 0, 0, 0, 0)) if kwargs is RESERVE else None
     if sjf_like is not None:
         assert not _schedule(sjf_like, kwargs, 0).equals(_schedule(theirs, kwargs, 0))
+
+
+class _RankedByFeatureMatrix(LinearEasy):
+    """LinearEasy ranking through :func:`features` (the definition), not its split score."""
+
+    def ranked(self, sim: Simulator) -> list[Job]:
+        jobs = sorted(sim.queue.values(), key=lambda j: (j.spec.submit, self._rank.seq[j.spec.id]))
+        score = features(jobs, sim.now, sim.pool.free[0]) @ self.coefficients
+        return [jobs[i] for i in np.argsort(score, kind="stable")]
+
+
+def test_easy_scores_split_into_submission_and_waiting_parts_rank_as_the_features_do() -> None:
+    rng = np.random.default_rng(5)
+    differ = 0
+    for _ in range(4):
+        weights = tuple(float(w) for w in rng.normal(0, 3, size=8))
+        for seed in (0, 1):
+            mine = _schedule(LinearEasy(weights), EASY, seed)
+            pd.testing.assert_frame_equal(
+                mine, _schedule(_RankedByFeatureMatrix(weights), EASY, seed)
+            )
+            differ += not mine.equals(_schedule(LinearEasy(F1_WEIGHTS), EASY, seed))
+    assert differ > 0  # the weights matter on these episodes: the check is not vacuous
 
 
 def test_the_search_is_deterministic_whatever_the_workers_and_never_worse_than_f1() -> None:

@@ -134,3 +134,33 @@ def test_scenario_runs_the_published_sequence() -> None:
         out = run_episode(name, sc.env_id, seed, sc.env_kwargs)
         assert out.summary["mean_bsld"] == reserve_bsld(trace, jobs, score, backfill)
         assert out.counts["unfinished"] == 0
+
+
+def test_the_large_rigid_scenario_plays_1000_fresh_model_traces_none_played_before() -> None:
+    from hpcgym.bench.episode import env_config, episode_for
+
+    sc = scenarios.get("rigid-synlublin-large-v0")
+    assert sc.env_id == "hpcgym/Rigid-v0" and "easy-f1" in sc.policies
+    # rigid-lublin-v1's preset: only the workload differs
+    cfg, ref = (
+        env_config(sc.env_id, sc.env_kwargs),
+        env_config(sc.env_id, scenarios.get("rigid-lublin-v1").env_kwargs),
+    )
+    assert (cfg.n_jobs, cfg.platform, cfg.selection, cfg.queue_slots, cfg.split) == (
+        ref.n_jobs,
+        ref.platform,
+        ref.selection,
+        ref.queue_slots,
+        "test",
+    )
+    drawn = [scenarios.drawn_seed(s, scenarios.SYNLUBLIN_SEEDS) for s in sc.seeds]
+    assert len(set(drawn)) == len(drawn) == 1000
+    assert min(drawn) >= 1_000_000 and max(drawn) < scenarios.SYNLUBLIN_SEEDS  # the test share
+    before = set(scenarios.synlublin_seen()) | {
+        scenarios.drawn_seed(s, scenarios.SYNLUBLIN_SEEDS) for s in scenarios.synlublin_large()
+    }
+    assert not before & set(drawn)
+    for seed in sc.seeds[::250]:  # the draw is the env's, 256 jobs on 256 nodes
+        ep = episode_for(sc.env_id, sc.env_kwargs, seed)
+        assert ep.workload_seed == scenarios.drawn_seed(seed, scenarios.SYNLUBLIN_SEEDS)
+        assert len(ep.jobs) == 256 and ep.platform.clusters[0].nodes == 256
