@@ -607,7 +607,7 @@ register_lazy(
         "hpcgym/Rigid-v0",
         {**SYNLUBLIN_RIGID, **_TEST},
         synlublin_rigid_large(),
-        RIGID_DEFAULTS + ("easy-fcfs", "easy-wfp3", "easy-unicep"),
+        (*RIGID_DEFAULTS, "easy-fcfs", "easy-wfp3", "easy-unicep"),
         "1,000 fresh 256-job traces of the Lublin model (independent), rigid-lublin-v1's "
         "preset (EASY-mode decisions, 256 nodes)",
     ),

@@ -34,6 +34,7 @@ COLUMNS = ["seed", "train_seed", "mean_bsld", "max_bsld", "mean_wait", "makespan
 QUICK = {
     ("evolving-bc-infx-kind", "evolving-klein-v1"),
     ("evolving-order", "evolving-klein-v1"),
+    ("score-synlublin-easy", "rigid-lublin-v1"),
     ("score-rlsched-bf", "rlsched-lublin-bf-test-v0"),
     ("distilled-bf", "rlsched-lublin-bf-test-v0"),
     ("distilled-dagger-bf", "rlsched-lublin-bf-test-v0"),
