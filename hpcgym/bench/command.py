@@ -20,6 +20,7 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shutil
 import sys
 import time
@@ -337,7 +338,7 @@ def _from_record(path: str) -> tuple[list[scenarios.Scenario], list[str] | None]
             now = scenarios.get(sc.name)
         except SpecError:
             continue
-        if now != sc:
+        if dataclasses.replace(now, policies=sc.policies) != sc:  # policies: --with-defaults
             print(f"note: {sc.name} differs from the registered one now; running the recorded one")
     return chosen, policies
 
@@ -370,7 +371,12 @@ def run(args: argparse.Namespace) -> int:
         chosen = [scenarios.on_split(scenarios.get(n), args.split) for n in names]
         policies = list(args.policy or []) or None
         if policies and args.with_defaults:
-            policies = list(dict.fromkeys([*chosen[0].policies, *policies]))
+            # Each scenario its own policies, then those given (not the first one's for all).
+            chosen = [
+                dataclasses.replace(sc, policies=tuple(dict.fromkeys([*sc.policies, *policies])))
+                for sc in chosen
+            ]
+            policies = None
     return run_bench(chosen, policies, **run_options(args, argv))
 
 
@@ -416,7 +422,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--with-defaults",
         action="store_true",
-        help="run the scenario's own policies as well as those given with --policy",
+        help="run each scenario's own policies as well as those given with --policy",
     )
     p.add_argument(
         "--out",

@@ -287,3 +287,30 @@ def test_a_job_table_that_cannot_be_written_is_refused_before_any_episode(
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
     with pytest.raises(SystemExit):
         main(["bench", "--scenario", "tiny-v0", "--job-table", "xlsx"])
+
+
+def test_with_defaults_runs_each_scenarios_own_policies_and_from_repeats_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(scenarios, "_SCENARIOS", dict(scenarios._SCENARIOS))
+    one = scenarios.Scenario("micro-one", "hpcgym/Rigid-v0", {"n_jobs": 8}, (5,), ("fcfs",))
+    two = scenarios.Scenario("micro-two", "hpcgym/Rigid-v0", {"n_jobs": 8}, (6,), ("sjf",))
+    scenarios.register(one)
+    scenarios.register(two)
+    argv = ["bench", "--scenario", "micro-one", "--scenario", "micro-two", "--policy", "easy"]
+    argv += ["--with-defaults", "--executor", "serial", "--no-progress"]
+    assert main([*argv, "--run-dir", str(tmp_path / "a")]) == 0
+    ran = pd.read_csv(tmp_path / "a" / "results.csv")
+    pairs = sorted(zip(ran["scenario"], ran["policy"], strict=True))
+    assert pairs == [
+        ("micro-one", "easy"),
+        ("micro-one", "fcfs"),
+        ("micro-two", "easy"),
+        ("micro-two", "sjf"),
+    ]
+    capsys.readouterr()
+    again = ["bench", "--from", str(tmp_path / "a" / "run.json"), "--executor", "serial"]
+    assert main([*again, "--run-dir", str(tmp_path / "b")]) == 0
+    assert "differs from the registered one" not in capsys.readouterr().out
+    for name in TABLES:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
