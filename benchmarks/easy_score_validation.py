@@ -9,13 +9,19 @@ agents trained on the Lublin model"); never for a claim.
 Where: ``syn`` (fresh 256-job traces of the Lublin model, reset seeds ``0 .. N-1`` of its
 validation share, rigid-lublin-v1's preset) or a scenario name, played on its validation split.
 
+``--exact-estimates`` gives every job its run time as its requested time (a diagnostic: how
+much of a gap across traces comes from the users' estimates, which the model's jobs lack).
+
     python benchmarks/easy_score_validation.py syn 300 sweeps/score-synlublin-easy/s0
     python benchmarks/easy_score_validation.py rigid-lublin-v1 30 sweeps/score-synlublin-easy/s0
+    python benchmarks/easy_score_validation.py rigid-sdsc-sp2-v0 30 --exact-estimates \
+        agents/score-synlublin-easy/s0
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from multiprocessing import Pool
 from typing import Any
 
@@ -40,12 +46,15 @@ def preset(where: str) -> tuple[dict[str, Any], list[int] | None]:
     return dict(sc.env_kwargs), list(sc.seeds)
 
 
-def play(task: tuple[str, str, int]) -> tuple[float, float]:
+def play(task: tuple[str, str, int, bool]) -> tuple[float, float]:
     """(mean, max) bounded slowdown of one policy (a name or an agent folder) on one episode."""
-    policy, where, seed = task
+    policy, where, seed, exact = task
     kwargs, _ = preset(where)
     ep = episode_for(ENV, kwargs, seed)
-    sim = Simulator(ep.platform, ep.jobs, SimConfig(env_config(ENV, kwargs).kill_on_walltime))
+    jobs = ep.jobs
+    if exact:  # a job of no run time keeps none (its estimate is then its run time too)
+        jobs = [dataclasses.replace(j, walltime=j.work if j.work > 0 else None) for j in jobs]
+    sim = Simulator(ep.platform, jobs, SimConfig(env_config(ENV, kwargs).kill_on_walltime))
     (load_score(policy).scheduler() if "/" in policy else make(policy)).run(sim)
     summary = sim.result().summary
     return float(summary["mean_bsld"]), float(summary["max_bsld"])
@@ -56,13 +65,15 @@ def main() -> None:
     parser.add_argument("where", help="syn, or a rigid scenario name")
     parser.add_argument("n", type=int, help="episodes (syn) or at most this many of the scenario")
     parser.add_argument("agents", nargs="*", help="score agent folders")
-    args = parser.parse_args()
+    parser.add_argument("--exact-estimates", action="store_true", help="requested = run time")
+    args = parser.parse_intermixed_args()
     _, listed = preset(args.where)
     seeds = list(range(args.n)) if listed is None else listed[: args.n]
     policies = [*HEURISTICS, *args.agents]
+    exact = args.exact_estimates
     with Pool(2) as pool:
         got = {
-            p: np.array(pool.map(play, [(p, args.where, s) for s in seeds], chunksize=8))
+            p: np.array(pool.map(play, [(p, args.where, s, exact) for s in seeds], chunksize=8))
             for p in policies
         }
     f1 = got["easy-f1"][:, 0]

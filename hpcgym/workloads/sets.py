@@ -177,18 +177,38 @@ def _lublin(seed: int, opts: Mapping[str, Any]) -> Workload:
             f"synthetic/lublin-256-v0: arrival_scale must be a finite number > 0 (below 1 "
             f"packs the arrivals, raising the load), got {scale!r}"
         )
+    sigma = opts["estimate_sigma"]
+    if sigma is not None and (
+        isinstance(sigma, bool) or not isinstance(sigma, int | float) or not 0 < sigma < np.inf
+    ):
+        raise WorkloadError(
+            f"synthetic/lublin-256-v0: estimate_sigma must be a finite number > 0 (the spread "
+            f"of the over-estimates) or null (estimates equal to run times), got {sigma!r}"
+        )
     w = generate_lublin(opts["n_jobs"], opts["nodes"], seed, typed=opts["typed"])
     # 1 leaves the model's jobs untouched (the set's recipe before the option existed).
-    return w if scale == 1 else transforms.scale_arrivals(w, float(scale))
+    if scale != 1:
+        w = transforms.scale_arrivals(w, float(scale))
+    if sigma is None:  # the model's own: no requested time, schedulers see the run time
+        return w
+    # Users over-estimate: walltime = run time x exp(sigma |Z|), its own seed (not the model's).
+    noise_seed = subseeds(seed, 2)[1]
+    return transforms.estimates(w, "noisy", seed=noise_seed, sigma=float(sigma))
 
 
 register(
     WorkloadSet(
         "synthetic/lublin-256-v0",
         "Lublin-Feitelson 2003 model, 256 nodes, 10,000 jobs (arrival_scale: inter-arrival "
-        "times times this)",
+        "times times this; estimate_sigma: requested times that over-estimate the run times)",
         _lublin,
-        {"n_jobs": 10_000, "nodes": 256, "typed": False, "arrival_scale": 1.0},
+        {
+            "n_jobs": 10_000,
+            "nodes": 256,
+            "typed": False,
+            "arrival_scale": 1.0,
+            "estimate_sigma": None,
+        },
         allocation="processor",
     )
 )

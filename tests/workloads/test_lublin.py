@@ -132,3 +132,27 @@ def test_the_set_packs_arrivals_by_arrival_scale_and_keeps_its_recipe_at_one() -
     for bad in (0, -1.0, float("inf"), float("nan"), "0.8", True):
         with pytest.raises(WorkloadError, match="arrival_scale must be a finite number > 0"):
             W.load("synthetic/lublin-256-v0", seed=4, n_jobs=30, arrival_scale=bad)
+
+
+def test_the_set_over_estimates_run_times_by_estimate_sigma_and_leaves_them_by_default() -> None:
+    import hpcgym.workloads as W
+    from hpcgym.errors import WorkloadError
+
+    plain = W.load("synthetic/lublin-256-v0", seed=4, n_jobs=400, arrival_scale=0.8)
+    assert all(j.walltime is None for j in plain.jobs)  # schedulers see the run time
+    noisy = W.load(
+        "synthetic/lublin-256-v0", seed=4, n_jobs=400, arrival_scale=0.8, estimate_sigma=2
+    )
+    again = W.load(
+        "synthetic/lublin-256-v0", seed=4, n_jobs=400, arrival_scale=0.8, estimate_sigma=2
+    )
+    assert [j.walltime for j in noisy.jobs] == [j.walltime for j in again.jobs]  # seeded
+    for a, b in zip(plain.jobs, noisy.jobs, strict=True):  # the same jobs, estimates added
+        assert (a.submit, a.nodes, a.work) == (b.submit, b.nodes, b.work)
+        assert b.walltime is not None and b.walltime >= max(a.work, 1.0)  # never killed
+    ratio = np.array([j.walltime / max(j.work, 1.0) for j in noisy.jobs])
+    # exp(2 |Z|): median exp(2 x 0.674) = 3.85, 90th percentile exp(2 x 1.645) = 26.8
+    assert 2.5 < np.median(ratio) < 6 and 12 < np.percentile(ratio, 90) < 60
+    for bad in (0, -1.0, float("inf"), "2", True):
+        with pytest.raises(WorkloadError, match="estimate_sigma must be a finite number > 0"):
+            W.load("synthetic/lublin-256-v0", seed=4, n_jobs=30, estimate_sigma=bad)
