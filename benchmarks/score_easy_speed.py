@@ -1,0 +1,58 @@
+"""Speed of an EASY score agent's ranking: the split score against the feature matrix.
+
+:class:`hpcgym.agents.score.LinearEasy` ranks the whole queue at every decision point; it
+computes the score's submission-time part once per job and only the waiting-time and fit parts
+at each call (``split``). ``matrix`` ranks through :func:`hpcgym.agents.score.features` times
+the coefficients at every call, as the class did before (the same ranking: tested in
+``tests/agents/test_score.py``). Plays ``--episodes`` 256-job episodes of the Lublin model
+(the search's training episodes of seed 0) with the weights of ``agents/score-synlublin-easy``
+seed 0 and prints the mean bounded slowdown over them, identical for both. Time it whole:
+
+    farm-bench -n 5 -- python benchmarks/score_easy_speed.py split \\
+        --vs 'python benchmarks/score_easy_speed.py matrix'
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from hpcgym.agents.score import LinearEasy, features, load_score
+from hpcgym.bench import scenarios
+from hpcgym.bench.episode import episode_for
+from hpcgym.sim import Job, SimConfig, Simulator
+
+AGENT = Path(__file__).resolve().parents[1] / "agents" / "score-synlublin-easy" / "s0"
+
+
+class MatrixRanking(LinearEasy):
+    """The ranking through the feature matrix at every call."""
+
+    def ranked(self, sim: Simulator) -> list[Job]:
+        seq = self._rank.seq
+        jobs = sorted(sim.queue.values(), key=lambda j: (j.spec.submit, seq[j.spec.id]))
+        score = features(jobs, sim.now, sim.pool.free[0]) @ self.coefficients
+        return [jobs[i] for i in np.argsort(score, kind="stable")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("ranking", choices=("split", "matrix"))
+    parser.add_argument("--episodes", type=int, default=40)
+    args = parser.parse_args()
+    weights = load_score(AGENT).weights  # type: ignore[union-attr]
+    kwargs = {**scenarios.SYNLUBLIN_RIGID, "split": "train"}
+    kind = LinearEasy if args.ranking == "split" else MatrixRanking
+    total = 0.0
+    for seed in range(args.episodes):
+        ep = episode_for("hpcgym/Rigid-v0", kwargs, seed)
+        sim = Simulator(ep.platform, ep.jobs, SimConfig(kill_on_walltime=True))
+        kind(weights).run(sim)
+        total += float(sim.result().summary["mean_bsld"])
+    print(f"{args.ranking}: mean bounded slowdown {total / args.episodes:.6f}")
+
+
+if __name__ == "__main__":
+    main()
