@@ -2,14 +2,15 @@
 
 :class:`hpcgym.agents.score.LinearEasy` ranks the whole queue at every decision point; it
 computes the score's submission-time part once per job and only the waiting-time and fit parts
-at each call (``split``). ``matrix`` ranks through :func:`hpcgym.agents.score.features` times
-the coefficients at every call, as the class did before (the same ranking: tested in
+at each call (``split``). ``matrix`` ranks by the definition at every call,
+:func:`hpcgym.agents.score.ranked_by_features` (the feature matrix times the coefficients), as
+the class did before (the same ranking: tested in
 ``tests/agents/test_score.py``). Plays ``--episodes`` 256-job episodes of the Lublin model
 (the search's training episodes of seed 0) with the weights of ``agents/score-synlublin-easy``
 seed 0 and prints the mean bounded slowdown over them, identical for both. Time it whole:
 
-    farm-bench -n 5 -- python benchmarks/score_easy_speed.py split \\
-        --vs 'python benchmarks/score_easy_speed.py matrix'
+    farm-bench -n 5 --vs 'python benchmarks/score_easy_speed.py matrix' \\
+        -- python benchmarks/score_easy_speed.py split
 """
 
 from __future__ import annotations
@@ -17,9 +18,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import numpy as np
-
-from hpcgym.agents.score import LinearEasy, features, load_score
+from hpcgym.agents.score import LinearEasy, load_score, ranked_by_features
 from hpcgym.bench import scenarios
 from hpcgym.bench.episode import episode_for
 from hpcgym.sim import Job, SimConfig, Simulator
@@ -31,10 +30,7 @@ class MatrixRanking(LinearEasy):
     """The ranking through the feature matrix at every call."""
 
     def ranked(self, sim: Simulator) -> list[Job]:
-        seq = self._rank.seq
-        jobs = sorted(sim.queue.values(), key=lambda j: (j.spec.submit, seq[j.spec.id]))
-        score = features(jobs, sim.now, sim.pool.free[0]) @ self.coefficients
-        return [jobs[i] for i in np.argsort(score, kind="stable")]
+        return ranked_by_features(self, sim)
 
 
 def main() -> None:

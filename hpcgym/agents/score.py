@@ -185,6 +185,17 @@ class LinearEasy(EasyPriority):
         return [k[3] for k in keyed]
 
 
+def ranked_by_features(sched: LinearEasy, sim: Simulator) -> list[Job]:
+    """What :meth:`LinearEasy.ranked` computes, by the definition.
+
+    :func:`features` times the coefficients, stable-sorted from submission order: the
+    reference its tests and ``benchmarks/score_easy_speed.py`` compare the split score with.
+    """
+    jobs = _by_submission(sched, sim)
+    score = features(jobs, sim.now, sim.pool.free[0]) @ sched.coefficients
+    return [jobs[i] for i in np.argsort(score, kind="stable")]
+
+
 def _by_submission(sched: PriorityReserve | EasyPriority, sim: Simulator) -> list[Job]:
     seq = sched._rank.seq
     return sorted(sim.queue.values(), key=lambda j: (j.spec.submit, seq[j.spec.id]))

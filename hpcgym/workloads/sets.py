@@ -170,17 +170,20 @@ register(
 )
 
 
+def _finite_positive(value: Any) -> bool:
+    """A real number (not a bool, not a string) in (0, inf)."""
+    return not isinstance(value, bool) and isinstance(value, int | float) and 0 < value < np.inf
+
+
 def _lublin(seed: int, opts: Mapping[str, Any]) -> Workload:
     scale = opts["arrival_scale"]
-    if isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 < scale < np.inf:
+    if not _finite_positive(scale):
         raise WorkloadError(
             f"synthetic/lublin-256-v0: arrival_scale must be a finite number > 0 (below 1 "
             f"packs the arrivals, raising the load), got {scale!r}"
         )
     sigma = opts["estimate_sigma"]
-    if sigma is not None and (
-        isinstance(sigma, bool) or not isinstance(sigma, int | float) or not 0 < sigma < np.inf
-    ):
+    if sigma is not None and not _finite_positive(sigma):
         raise WorkloadError(
             f"synthetic/lublin-256-v0: estimate_sigma must be a finite number > 0 (the spread "
             f"of the over-estimates) or null (estimates equal to run times), got {sigma!r}"

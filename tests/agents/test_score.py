@@ -17,8 +17,8 @@ from hpcgym.agents.score import (
     LinearEasy,
     LinearReserve,
     ScoreCard,
-    features,
     load_score,
+    ranked_by_features,
     search,
 )
 from hpcgym.baselines.priority import EasyPriority, PriorityReserve
@@ -70,12 +70,10 @@ def test_f1_weights_give_f1_schedules_job_for_job(
 
 
 class _RankedByFeatureMatrix(LinearEasy):
-    """LinearEasy ranking through :func:`features` (the definition), not its split score."""
+    """LinearEasy ranking by the definition (the feature matrix), not its split score."""
 
     def ranked(self, sim: Simulator) -> list[Job]:
-        jobs = sorted(sim.queue.values(), key=lambda j: (j.spec.submit, self._rank.seq[j.spec.id]))
-        score = features(jobs, sim.now, sim.pool.free[0]) @ self.coefficients
-        return [jobs[i] for i in np.argsort(score, kind="stable")]
+        return ranked_by_features(self, sim)
 
 
 def test_easy_scores_split_into_submission_and_waiting_parts_rank_as_the_features_do() -> None:
