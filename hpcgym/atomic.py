@@ -5,6 +5,12 @@ finished file is renamed over the target (``os.replace``, atomic on POSIX and Wi
 interrupted write leaves at most a ``.<name>.<random>.tmp`` file behind, never a truncated
 result.
 
+Only regular files are ever replaced. A symlink stays a symlink: the file it points to is
+written (atomically, in that file's folder). A FIFO or a character device (``/dev/null``,
+``/dev/stdout``, a terminal) is written *through*: the finished output is copied into it, so
+``--out /dev/stdout`` prints the table. Anything else (a folder, a socket, a block device) is
+refused with an :class:`~hpcgym.errors.OutputError`, and nothing is written.
+
 ```python
 from hpcgym.atomic import atomic_path, write_text
 write_text(folder / "run.json", text)
@@ -17,10 +23,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from hpcgym.errors import OutputError
 
 
 def _umask() -> int:
@@ -29,14 +39,56 @@ def _umask() -> int:
     return mask
 
 
+def output_kind(path: str | Path) -> str:
+    """How an output at ``path`` is written: ``"replace"``, ``"through"`` or ``"refuse"``.
+
+    ``replace``: nothing there yet, or a regular file (also behind symlinks): written to a
+    temporary file and renamed over the real file. ``through``: a FIFO or character device,
+    opened and written in place. ``refuse``: a folder, socket or block device.
+    """
+    try:
+        mode = os.stat(path).st_mode  # follows symlinks
+    except FileNotFoundError:
+        return "replace"  # nothing there, or a dangling symlink: its target is created
+    if stat.S_ISREG(mode):
+        return "replace"
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+        return "through"
+    return "refuse"
+
+
+def _describe(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "not a regular file"  # pragma: no cover (every other kind is written)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """A temporary path to write to; renamed to ``path`` when the block ends without error.
+    """A temporary path to write to; moved to ``path`` when the block ends without error.
 
     The parent folder is created. On an error (or Ctrl-C) the temporary file is removed and
-    ``path`` is left as it was.
+    ``path`` is left as it was. A symlink at ``path`` is kept and its target written; a FIFO or
+    character device is written through; a folder, socket or block device is refused.
+
+    Raises:
+        OutputError: ``path`` is a folder, a socket or a block device.
     """
-    target = Path(path)
+    given = Path(path)
+    kind = output_kind(given)
+    if kind == "refuse":
+        what = _describe(os.stat(given).st_mode)
+        raise OutputError(f"{given} is {what}, not a file: give a file name to write to")
+    if kind == "through":
+        with _through(given) as tmp:
+            yield tmp
+        return
+    # A symlink (or a chain of them) is resolved so the link itself is never replaced.
+    target = Path(os.path.realpath(given)) if given.is_symlink() else given
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
@@ -48,6 +100,20 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+@contextlib.contextmanager
+def _through(target: Path) -> Iterator[Path]:
+    """Write to a private temporary file, then copy it into the FIFO or device ``target``."""
+    fd, name = tempfile.mkstemp(prefix="hpcgym-out.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        with open(tmp, "rb") as src, open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def write_bytes(path: str | Path, data: bytes) -> Path:

@@ -18,6 +18,8 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
+from hpcgym.atomic import atomic_path
+
 EPISODE_COLUMNS = (
     "timesteps",
     "env",
@@ -133,12 +135,10 @@ class EpisodeMetricsCallback(BaseCallback):
     def _on_training_start(self) -> None:
         self.csv_path.parent.mkdir(parents=True, exist_ok=True)
         kept = self._kept_rows()
-        tmp = self.csv_path.with_name(f".{self.csv_path.name}.tmp")
-        with tmp.open("w", newline="") as f:
+        with atomic_path(self.csv_path) as tmp, tmp.open("w", newline="") as f:
             writer = csv.writer(f)
             writer.writerow(EPISODE_COLUMNS)
             writer.writerows(kept)
-        tmp.replace(self.csv_path)
         self.episodes = len(kept)
         self._file = self.csv_path.open("a", newline="")
         self._writer = csv.writer(self._file)

@@ -51,6 +51,7 @@ from hpcgym import __version__
 from hpcgym.agents.lookahead import LookaheadReserve, cheapest
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.priority import PriorityReserve
+from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 from hpcgym.sim import Job, JobSpec, Platform, Simulator
 from hpcgym.sim.planning import shadow
@@ -546,7 +547,7 @@ class DistilledCard:
                 if not isinstance(v, int) or isinstance(v, bool):
                     raise ValueError(f"{k} must be an integer, not {v!r}")
             return cls(
-                env_id=str(raw["env_id"]),
+                env_id=check_env_id(raw["env_id"], where),
                 env_kwargs=dict(raw.get("env_kwargs") or {}),
                 members=list(raw["members"]),
                 candidates=int(raw.get("candidates", 4)),

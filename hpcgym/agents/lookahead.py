@@ -48,6 +48,7 @@ import numpy as np
 from hpcgym import __version__
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.priority import F1_SUBMIT_WEIGHT, MIN_TIME, PriorityReserve
+from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 from hpcgym.sim import Job, JobSpec, SimConfig, Simulator
 from hpcgym.sim.planning import shadow
@@ -424,7 +425,7 @@ class PlannerCard:
                 if not isinstance(v, int) or isinstance(v, bool):
                     raise ValueError(f"{k} must be an integer, not {v!r}")
             return cls(
-                env_id=str(raw["env_id"]),
+                env_id=check_env_id(raw["env_id"], where),
                 env_kwargs=dict(raw.get("env_kwargs") or {}),
                 pool_workload=str(raw["pool_workload"]),
                 pool_split=str(raw.get("pool_split", "train")),

@@ -58,6 +58,7 @@ import numpy as np
 from hpcgym import __version__
 from hpcgym.baselines.evolving.list_scheduling import VARIANTS, list_schedule, requested_ep
 from hpcgym.baselines.evolving.online import EvolvingListScheduler
+from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 from hpcgym.sim import Job, JobSpec, Simulator
 
@@ -205,7 +206,7 @@ class OrderCard:
                 raise ValueError("its features are not this hpcgym's")
             weights = raw["weights"]
             return cls(
-                env_id=str(raw["env_id"]),
+                env_id=check_env_id(raw["env_id"], where),
                 env_kwargs=dict(raw.get("env_kwargs") or {}),
                 weights=tuple(float(weights[f]) for f in FEATURES),
                 variant=str(raw.get("variant", "infX")),

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hpcgym import atomic
 from hpcgym.agents.decode import check_decode
+from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 
 ALGORITHMS = ("maskable_ppo", "ppo", "a2c", "dqn")
@@ -183,7 +184,7 @@ class AgentCard:
             raw = json.loads(text)
             return cls(
                 algo=str(raw["algo"]),
-                env_id=str(raw["env_id"]),
+                env_id=check_env_id(raw["env_id"], where),
                 env_kwargs=dict(raw.get("env_kwargs") or {}),
                 seed=int(raw.get("seed", 0)),
                 timesteps=int(raw.get("timesteps", 0)),
@@ -257,13 +258,8 @@ def is_saved_agent(path: str | Path) -> bool:
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:
-    """Write ``data`` to a temporary name beside ``path`` and rename it (never half a file)."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    if isinstance(data, str):
-        tmp.write_text(data)
-    else:
-        tmp.write_bytes(data)
-    os.replace(tmp, path)
+    """Write ``data`` (text as UTF-8) atomically, as :mod:`hpcgym.atomic` writes every output."""
+    atomic.write_bytes(path, data.encode("utf-8") if isinstance(data, str) else data)
 
 
 def unique_tensors(module: Any) -> dict[str, Any]:
@@ -295,11 +291,9 @@ def save_agent(model: Any, card: AgentCard, path: str | Path) -> Path:
     from safetensors.torch import save_file
 
     weights, card_path = model_paths(path)
-    weights.parent.mkdir(parents=True, exist_ok=True)
-    tmp = weights.with_name(f".{weights.name}.tmp-{os.getpid()}")
     tag = json.dumps({"algo": card.algo, "format": CARD_FORMAT}, sort_keys=True)
-    save_file(unique_tensors(model.policy), str(tmp), metadata={"hpcgym": tag})
-    os.replace(tmp, weights)
+    with atomic.atomic_path(weights) as tmp:
+        save_file(unique_tensors(model.policy), str(tmp), metadata={"hpcgym": tag})
     write_atomic(card_path, card.to_json() + "\n")
     return weights
 

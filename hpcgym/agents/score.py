@@ -49,6 +49,7 @@ import numpy as np
 from hpcgym import __version__
 from hpcgym.baselines.base import BaseScheduler, runtime_estimate
 from hpcgym.baselines.priority import EasyPriority, PriorityReserve
+from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 from hpcgym.sim import Job, Simulator
 
@@ -270,7 +271,7 @@ class ScoreCard:
                 raise ValueError("its features or scale are not this hpcgym's")
             weights = raw["weights"]
             return cls(
-                env_id=str(raw["env_id"]),
+                env_id=check_env_id(raw["env_id"], where),
                 env_kwargs=dict(raw.get("env_kwargs") or {}),
                 weights=tuple(float(weights[f]) for f in FEATURES),
                 seed=int(raw.get("seed", 0)),

@@ -17,6 +17,7 @@ get("rigid-lublin-v0").seeds
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache, partial
@@ -24,8 +25,10 @@ from typing import Any
 
 from gymnasium.utils.seeding import np_random
 
+from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 CLASSIC = ("fcfs", "sjf", "easy", "conservative")
 ELASTIC = ("fcfs", "easy", "mebf", "mebf-spare", "mebf-intensive")
 
@@ -52,6 +55,17 @@ class Scenario:
     policies: tuple[str, ...] = ()
     description: str = ""
     metric: str = "mean_bsld"
+
+    def __post_init__(self) -> None:
+        # Names become folder names and ids reach gym.make: both are checked, also when they
+        # come from a run.json (``bench --from``), so a file cannot write outside --out or
+        # import a module.
+        if not (isinstance(self.name, str) and _NAME.fullmatch(self.name)):
+            raise SpecError(
+                f"scenario name {self.name!r}: use letters, digits, '.', '_' and '-', starting "
+                "with a letter or digit"
+            )
+        check_env_id(self.env_id, f"scenario {self.name}")
 
 
 _SCENARIOS: dict[str, Scenario] = {}

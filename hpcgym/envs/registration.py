@@ -7,9 +7,12 @@ the platform, the windows and the menu blocks of its setting. Arguments are JSON
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from gymnasium.envs.registration import register, registry
+
+from hpcgym.errors import SpecError
 
 ENTRY_POINT = "hpcgym.envs.cluster_env:ClusterEnv"
 
@@ -95,3 +98,20 @@ def register_presets() -> None:
     for env_id, kwargs in PRESETS.items():
         if env_id not in registry:
             register(id=env_id, entry_point=ENTRY_POINT, kwargs=kwargs)
+
+
+_PRESET_ID = re.compile(r"hpcgym/[A-Za-z][A-Za-z0-9]*-v[0-9]+")
+
+
+def check_env_id(env_id: object, where: str = "env id") -> str:
+    """``env_id`` if it names one of hpcgym's presets; else a ``SpecError``, before any import.
+
+    Ids read from files (agent cards, ``run.json``) pass here before they reach ``gym.make``:
+    Gymnasium imports ``module`` from an id ``module:Name-v0``, so an unchecked id from a shared
+    file could run code. Only the exact preset ids are accepted: no module part, no other
+    namespace.
+    """
+    if not (isinstance(env_id, str) and _PRESET_ID.fullmatch(env_id) and env_id in PRESETS):
+        ids = ", ".join(PRESETS)
+        raise SpecError(f"{where}: env_id {env_id!r} is not an hpcgym preset (one of: {ids})")
+    return env_id
