@@ -27,6 +27,7 @@ from hpcgym.baselines.priority import REGISTERED_SCORES, SCORES, EasyPriority, P
 from hpcgym.baselines.profile import Profile, shadow
 from hpcgym.baselines.registry import make, names, register
 from hpcgym.baselines.sdpolicy.scheduler import SD_PRESETS, SDPolicy
+from hpcgym.baselines.trivial import AsapMax, AsapMin, AsapReq, EasyAtMin
 
 register("fcfs", FCFS)
 register("sjf", SJF)
@@ -49,6 +50,8 @@ for _name, _kwargs in KOALA_PRESETS.items():
 register("dfrs", DFRSScheduler)  # GreedyPM */per/opt=min/minvt=600; make("dfrs", config=name)
 for _name, _factory in evolving_factories().items():
     register(_name, _factory)
+for _trivial in (AsapMin, AsapReq, AsapMax, EasyAtMin):  # reference rules (trivial.py)
+    register(_trivial.name, _trivial)
 
 __all__ = [
     "FCFS",

@@ -31,6 +31,7 @@ from typing import Any
 from hpcgym.atomic import write_text
 from hpcgym.bench import scenarios
 from hpcgym.bench.cells import FAILURES, load_cell, save_cell, save_failure, task_cell
+from hpcgym.bench.judged import episodes_note
 from hpcgym.bench.policies import policy_kind
 from hpcgym.bench.report import JOB_TABLES, check_job_table, terminal, write_report
 from hpcgym.bench.runinfo import (
@@ -298,7 +299,8 @@ def run_bench(
     failed = [failures[i] for i in sorted(failures)]
     metrics = {sc.name: sc.metric for sc in chosen}
     title = "hpcgym bench: " + ", ".join(names)
-    board, written = write_report(outcomes, folder, title, metrics, failed, job_table)
+    notes = {sc.name: episodes_note(sc) for sc in chosen}
+    board, written = write_report(outcomes, folder, title, metrics, failed, job_table, notes)
     close("complete" if not failed else "complete, with failed episodes")
     print(
         f"{session['cells_run']} episodes in {session['wall_seconds']:.1f} s "

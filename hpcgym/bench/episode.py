@@ -38,7 +38,7 @@ import pandas as pd
 from gymnasium.utils.seeding import np_random
 
 from hpcgym.baselines import make as make_baseline
-from hpcgym.bench.policies import make_env_policy, policy_kind
+from hpcgym.bench.policies import ON_ENV, make_env_policy, policy_kind
 from hpcgym.envs.config import EnvConfig
 from hpcgym.envs.episodes import Episode, choose_episode
 from hpcgym.envs.render import GanttLog, render_gantt
@@ -156,6 +156,21 @@ class _Recorder:
         df = pd.DataFrame(self.rows, columns=["time", "busy_nodes", "queued"])
         df.insert(2, "utilization", df["busy_nodes"] / total)
         return df
+
+
+def forced_kill_rule(policy: str) -> bool | None:
+    """The walltime kill rule a baseline's own setting imposes on the engine path, or ``None``.
+
+    ``False`` for a baseline whose paper runs without kills (MEBF), whatever the env says, on
+    the engine or through the env (``mebf@env``, whose adapter sets the same); ``None`` for
+    every other policy (it runs with the env's rule).
+    """
+    kind = policy_kind(policy)
+    if kind not in ("baseline", "adapted"):
+        return None
+    name = policy if kind == "baseline" else policy[: -len(ON_ENV)]
+    _, config = make_baseline(name).setting([], SimConfig(kill_on_walltime=True))
+    return None if config.kill_on_walltime else False
 
 
 def _run_engine(

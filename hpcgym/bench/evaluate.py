@@ -16,12 +16,14 @@ from typing import Any
 import pandas as pd
 
 from hpcgym.atomic import write_csv
-from hpcgym.bench.episode import run_episode
+from hpcgym.bench.axes import DOMINATED, columns, dominated_on_response, objective_of, with_axes
+from hpcgym.bench.episode import env_config, forced_kill_rule, run_episode
 from hpcgym.bench.policies import policy_kind, policy_label, trust_pickled
 from hpcgym.cli_checks import at_least, env_kwargs_arg, known_env_id, writable_file
 
 HEADLINE = ("mean_bsld", "max_bsld", "mean_wait", "utilization", "makespan", "reconfigurations")
-"""Metrics shown in terminal tables and leaderboards (all of ``summary`` is in the CSV)."""
+"""The older headline metrics (every table now shows ``hpcgym.bench.axes.columns``; all of
+``summary`` is in the CSV)."""
 
 
 def episode_row(policy: str, env_id: str, seed: int, env_kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -50,6 +52,10 @@ def evaluate(
 ) -> pd.DataFrame:
     """Every policy on every seed, in that order (one process; see ``hpcgym bench`` for more).
 
+    Every policy runs under one walltime kill rule: the preset's, unless a policy's own setting
+    has no kills (MEBF's: resized jobs outlive their request by design), in which case every
+    policy runs without them. ``results.attrs["kill_rule"]`` says which, and why.
+
     Raises:
         SpecError: An unknown policy; a ``<baseline>@env`` whose windows are too small for
             some episode (``hpcgym.bench.windows``), before anything runs.
@@ -60,26 +66,59 @@ def evaluate(
         from hpcgym.bench.windows import check_adapted
 
         check_adapted([(p, env_id, env_id, kwargs, seeds) for p in adapted])
+    rule = kill_rule(policies, env_id, kwargs)
+    if not rule[0]:
+        kwargs["kill_on_walltime"] = False
     rows = [episode_row(p, env_id, s, kwargs) for p in policies for s in seeds]
-    return pd.DataFrame(rows)
+    results = pd.DataFrame(rows)
+    results.attrs["kill_rule"] = rule[1]
+    return results
 
 
-def summary_table(results: pd.DataFrame, by: Sequence[str] = ("policy",)) -> pd.DataFrame:
-    """Mean of the headline metrics and job counts per group, best ``mean_bsld`` first.
+def kill_rule(policies: Sequence[str], env_id: str, env_kwargs: dict[str, Any]) -> tuple[bool, str]:
+    """The one walltime kill rule ``policies`` run under together, and a line saying why.
+
+    The preset's rule, unless it kills and some policy's own setting does not: then no policy
+    is killed (a table that kills some policies' jobs and not others' compares two worlds).
+    """
+    kills = env_config(env_id, env_kwargs).kill_on_walltime
+    if not kills:
+        return False, "walltime kills: off for every policy (the preset's setting)"
+    without = [policy_label(p) for p in policies if forced_kill_rule(p) is False]
+    if without:
+        names = ", ".join(dict.fromkeys(without))
+        return False, (
+            f"walltime kills: off for every policy ({names} runs without them by its paper's "
+            "setting, so the others do too)"
+        )
+    return True, "walltime kills: on for every policy (the preset's setting)"
+
+
+def summary_table(
+    results: pd.DataFrame, by: Sequence[str] = ("policy",), metric: str = "mean_bsld"
+) -> pd.DataFrame:
+    """The objective and the other axes per group (``hpcgym.bench.axes``), best ``metric`` first.
 
     A group with truncated episodes comes after every group without them: its slowdowns cover
-    only the jobs that started (``unfinished`` counts the others).
+    only the jobs that started (``unfinished`` counts the others). With one group per policy, a
+    last column marks the policies dominated on response.
     """
-    cols = [c for c in (*HEADLINE, "killed", "rejected", "unfinished") if c in results.columns]
+    results = with_axes(results)
+    cols = columns([metric], results.columns)
     groups = results.groupby(list(by), sort=False)
     table = groups[cols].mean()
     table.insert(0, "episodes", groups.size())
     table.insert(1, "truncated", groups["truncated"].sum())
     order = sorted(
         range(len(table)),
-        key=lambda i: (bool(table["truncated"].iloc[i] > 0), table["mean_bsld"].iloc[i]),
+        key=lambda i: (bool(table["truncated"].iloc[i] > 0), table[metric].iloc[i]),
     )
-    return table.iloc[order]
+    table = table.iloc[order]
+    if list(by) == ["policy"]:
+        cut = {str(p) for p in table.index[table["truncated"] > 0]}
+        marks = dominated_on_response(results, metric, [str(p) for p in table.index], cut)
+        table[DOMINATED] = [marks.get(str(p), "") for p in table.index]
+    return table
 
 
 def format_table(table: pd.DataFrame) -> str:
@@ -105,8 +144,10 @@ def run(args: argparse.Namespace) -> int:
         env_kwargs["split"] = None if args.split == "all" else args.split
     results = evaluate(args.policy or ["fcfs", "easy", "random"], args.env, seeds, env_kwargs)
     paths = results.groupby("policy", sort=False)["path"].first()
+    metric = objective_of(env_config(args.env, env_kwargs).reward)
     print(f"{args.env}, episode seeds {seeds[0]}..{seeds[-1]}, overrides {env_kwargs or 'none'}")
-    print(format_table(summary_table(results)))
+    print(f"{results.attrs['kill_rule']}; ranked by {metric} (the preset's objective)")
+    print(format_table(summary_table(results, metric=metric)))
     print("paths: " + ", ".join(f"{p}={k}" for p, k in paths.items()))
     if args.out:
         out = Path(args.out)

@@ -28,8 +28,15 @@ import numpy as np
 import pandas as pd
 
 from hpcgym.atomic import atomic_path, write_text
+from hpcgym.bench.axes import (
+    COUNTS,
+    DOMINATED,
+    columns,
+    dominated_on_response,
+    with_axes,
+    worst_of,
+)
 from hpcgym.bench.cells import failures_table, save_png
-from hpcgym.bench.evaluate import HEADLINE
 from hpcgym.bench.runner import TaskFailure, TaskOutcome, jobs_table, results_table
 from hpcgym.bench.stats import Statistic, crossed_interval, interval, paired_win_rate
 from hpcgym.errors import SpecError
@@ -37,8 +44,7 @@ from hpcgym.errors import SpecError
 JOB_TABLES = ("csv", "parquet", "none")
 """How the job table is written: CSV (and parquet with pyarrow), parquet only, or not at all."""
 
-COUNTS = ("killed", "rejected", "unfinished")
-"""Job counts shown beside the headline metrics (means per episode)."""
+__all__ = ["COUNTS", "intervals", "leaderboard", "markdown", "win_rates", "write_report"]
 
 
 def leaderboard(
@@ -46,19 +52,19 @@ def leaderboard(
     metrics: dict[str, str] | None = None,
     failures: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Per scenario and policy: episodes, mean of the headline metrics and job counts, a rank.
+    """Per scenario and policy: episodes, the objective and the other axes, a rank.
 
-    Ranked by each scenario's metric (``metrics[scenario]``, default ``mean_bsld``; lower is
-    better), except that a policy with truncated episodes comes after every policy without them
-    (its metrics cover only the jobs that started), and one with failed episodes (``failures``)
-    after those (its means cover only the episodes that ran).
+    Columns (``hpcgym.bench.axes``): each scenario's metric (``metrics[scenario]``, default
+    ``mean_bsld``) and its worst job, mean response, makespan, utilization, resizes per job,
+    other slowdowns, killed, rejected and unfinished jobs (means over episodes), and
+    ``dominated_on_response``. Ranked by the scenario's metric (lower is better), except that a
+    policy with truncated episodes comes after every policy without them (its metrics cover
+    only the jobs that started), and one with failed episodes (``failures``) after those (its
+    means cover only the episodes that ran).
     """
     metrics = metrics or {}
-    cols = list(
-        dict.fromkeys(
-            [c for c in (*HEADLINE, *COUNTS) if c in results.columns] + list(metrics.values())
-        )
-    )
+    results = with_axes(results)
+    cols = columns([*metrics.values(), "mean_bsld"], results.columns)
     groups = results.groupby(["scenario", "policy"], sort=False)
     table = groups[cols].mean()
     table.insert(0, "episodes", groups.size())
@@ -85,6 +91,18 @@ def leaderboard(
     order = sorted(range(len(table)), key=lambda i: key[i])
     table = table.iloc[order].reset_index(drop=True)
     table.insert(0, "rank", table.groupby("scenario", sort=False).cumcount() + 1)
+    marks: dict[tuple[str, str], str] = {}
+    for scenario, part in table.groupby("scenario", sort=False):
+        cut = part["truncated"] > 0
+        if "failed" in part:
+            cut |= part["failed"] > 0
+        skip = part.loc[cut, "policy"]
+        rows = results[results["scenario"] == scenario] if len(results) else results
+        metric = metrics.get(str(scenario), "mean_bsld")
+        found = dominated_on_response(rows, metric, list(part["policy"]), set(skip))
+        marks.update({(str(scenario), p): v for p, v in found.items()})
+    pairs = zip(table["scenario"], table["policy"], strict=True)
+    table[DOMINATED] = [marks.get((str(sc), str(p)), "") for sc, p in pairs]
     return table
 
 
@@ -100,6 +118,7 @@ def intervals(results: pd.DataFrame, metrics: dict[str, str] | None = None) -> p
     episodes. A stratum with fewer than 2 episodes leaves the policy without an interval (NaN).
     """
     metrics = metrics or {}
+    results = with_axes(results)
     rows = []
     for (scenario, policy), part in results.groupby(["scenario", "policy"], sort=False):
         metric = metrics.get(str(scenario), "mean_bsld")
@@ -127,8 +146,24 @@ def intervals(results: pd.DataFrame, metrics: dict[str, str] | None = None) -> p
             except ValueError:  # fewer than 2 episodes, or a metric that is not finite
                 row.update({name: math.nan, f"{name}_low": math.nan, f"{name}_high": math.nan})
         row["worst_max_bsld"] = float(part["max_bsld"].max()) if "max_bsld" in part else math.nan
+        worst = worst_of(metric)
+        row["worst_job"] = float(part[worst].max()) if worst and worst in part else math.nan
+        for col in _AXES_SHOWN:
+            row[col] = float(part[col].mean()) if col in part else math.nan
+        row["truncated"] = int(part["truncated"].sum()) if "truncated" in part else 0
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+_AXES_SHOWN = (
+    "mean_response",
+    "makespan",
+    "utilization",
+    "resizes_per_job",
+    "killed",
+    "unfinished",
+)
+"""The cost axes ``intervals`` gives beside the objective's intervals (means over episodes)."""
 
 
 def _crossed_table(part: pd.DataFrame, metric: str) -> np.ndarray | None:
@@ -180,8 +215,14 @@ def win_rates(results: pd.DataFrame, metrics: dict[str, str] | None = None) -> p
     return pd.DataFrame(rows)
 
 
-def statistics_markdown(stats_table: pd.DataFrame, wins: pd.DataFrame) -> str:
-    """The interval and win-rate tables as markdown sections, one per scenario."""
+def statistics_markdown(
+    stats_table: pd.DataFrame, wins: pd.DataFrame, episodes_note: dict[str, str] | None = None
+) -> str:
+    """The interval and win-rate tables as markdown sections, one per scenario.
+
+    ``episodes_note[scenario]`` says how independent its episodes are (printed under its
+    heading); without one, the section says that the intervals treat them as independent.
+    """
     lines = ["# Intervals and paired win rates", ""]
     lines += [
         "95% percentile-bootstrap intervals over episodes (`hpcgym.bench.stats`); for a seed "
@@ -194,18 +235,27 @@ def statistics_markdown(stats_table: pd.DataFrame, wins: pd.DataFrame) -> str:
     ]
     for scenario, part in stats_table.groupby("scenario", sort=False):
         metric = part["metric"].iloc[0]
-        lines += [f"## {scenario} ({metric})", "", "| policy | train seeds | episodes | "]
-        lines[-1] += "mean [95% CI] | IQM [95% CI] | worst max_bsld |"
-        lines.append("|---|---:|---:|---:|---:|---:|")
+        worst_col = worst_of(str(metric)) or "max_bsld"
+        note = (episodes_note or {}).get(str(scenario)) or (
+            "the intervals treat the episodes as independent samples"
+        )
+        lines += [f"## {scenario} ({metric})", "", f"Episodes: {note}.", ""]
+        lines += ["| policy | train seeds | episodes | mean [95% CI] | IQM [95% CI] | "]
+        lines[-1] += f"worst job ({worst_col}) | mean response | makespan | utilization | "
+        lines[-1] += "resizes/job | killed | unfinished | truncated |"
+        lines.append("|---|" + "---:|" * 12)
         for _, r in part.iterrows():
             mean = f"{_fmt(r['mean'])} [{_fmt(r['mean_low'])}, {_fmt(r['mean_high'])}]"
             iqm_ = f"{_fmt(r['iqm'])} [{_fmt(r['iqm_low'])}, {_fmt(r['iqm_high'])}]"
-            worst = _fmt(r["worst_max_bsld"])
+            worst = _fmt(r.get("worst_job", r["worst_max_bsld"]))
             seeds = r.get("train_seeds", 1)
             if r.get("resampling") == "stratified":  # members did not play the same episodes
                 seeds = f"{seeds} (stratified)"
+            axes = " | ".join(_fmt(r.get(c, math.nan)) for c in _AXES_SHOWN)
+            cut = int(r.get("truncated", 0))
             lines.append(
-                f"| {r['policy']} | {seeds} | {r['episodes']} | {mean} | {iqm_} | {worst} |"
+                f"| {r['policy']} | {seeds} | {r['episodes']} | {mean} | {iqm_} | {worst} | "
+                f"{axes} | {cut} |"
             )
         lines.append("")
         mine = wins[wins["scenario"] == scenario] if len(wins) else wins
@@ -428,6 +478,28 @@ def _drop_stale(folder: Path, job_table: str, scenarios: Sequence[str]) -> None:
         path.unlink(missing_ok=True)
 
 
+def _in_board_order(
+    board: pd.DataFrame, spread: pd.DataFrame, wins: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The interval and win-rate tables with their policies in the leaderboard's order."""
+    pairs = zip(board["scenario"], board["policy"], strict=True)
+    rank = {(str(sc), str(p)): i for i, (sc, p) in enumerate(pairs)}
+
+    def key(sc: pd.Series, p: pd.Series) -> list[int]:
+        return [rank.get((str(a), str(b)), len(rank)) for a, b in zip(sc, p, strict=True)]
+
+    if len(spread):
+        spread = spread.assign(_k=key(spread["scenario"], spread["policy"]))
+        spread = spread.sort_values("_k", kind="stable").drop(columns="_k").reset_index(drop=True)
+    if len(wins):
+        wins = wins.assign(
+            _a=key(wins["scenario"], wins["policy"]), _b=key(wins["scenario"], wins["versus"])
+        )
+        wins = wins.sort_values(["_a", "_b"], kind="stable").drop(columns=["_a", "_b"])
+        wins = wins.reset_index(drop=True)
+    return spread, wins
+
+
 def write_report(
     outcomes: Sequence[TaskOutcome],
     folder: Path,
@@ -435,11 +507,14 @@ def write_report(
     metrics: dict[str, str] | None = None,
     failures: Sequence[TaskFailure] = (),
     job_table: str = "csv",
+    episodes_note: dict[str, str] | None = None,
 ) -> tuple[pd.DataFrame, list[Path]]:
     """Write every output into ``folder``; return the leaderboard and the files written.
 
     The job table is written as ``job_table`` says (one of :data:`JOB_TABLES`); job outputs an
-    earlier report of the folder wrote and this one does not are removed.
+    earlier report of the folder wrote and this one does not are removed. Every table lists
+    policies in the leaderboard's order, so a truncated or failed policy is never first.
+    ``episodes_note`` says, per scenario, how independent its episodes are (``intervals.md``).
     """
     check_job_table(job_table)
     folder.mkdir(parents=True, exist_ok=True)
@@ -461,12 +536,13 @@ def write_report(
     written.append(write_text(folder / "leaderboard.md", markdown(board, title) + "\n"))
     if outcomes:
         spread, wins = intervals(results, metrics), win_rates(results, metrics)
+        spread, wins = _in_board_order(board, spread, wins)
         for name, table in (("intervals", spread), ("win_rates", wins)):
             path = folder / f"{name}.csv"
             with atomic_path(path) as tmp:
                 table.to_csv(tmp, index=False)
             written.append(path)
-        text = statistics_markdown(spread, wins) + "\n"
+        text = statistics_markdown(spread, wins, episodes_note) + "\n"
         written.append(write_text(folder / "intervals.md", text))
     if outcomes:
         written += _plots(outcomes, jobs, folder / "plots")

@@ -28,7 +28,7 @@ from gymnasium.utils.seeding import np_random
 from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]*")
 CLASSIC = ("fcfs", "sjf", "easy", "conservative")
 ELASTIC = ("fcfs", "easy", "mebf", "mebf-spare", "mebf-intensive")
 
@@ -46,6 +46,11 @@ class Scenario:
         description: One line for listings and leaderboards.
         metric: The episode metric policies are ranked by (lower is better): the objective
             of the preset's reward.
+        windows: ``""``, or ``"disjoint"``: the episodes are every disjoint window of the
+            scenario's split (``window_starts`` lists them, one seed each), and on another split
+            (:func:`on_split`) every disjoint window of that split (``hpcgym.bench.judged``).
+        best_heuristic: The heuristic every goal on this scenario compares with, chosen on the
+            validation split by ``metric`` before the test split was played (``""``: none named).
     """
 
     name: str
@@ -55,6 +60,8 @@ class Scenario:
     policies: tuple[str, ...] = ()
     description: str = ""
     metric: str = "mean_bsld"
+    windows: str = ""
+    best_heuristic: str = ""
 
     def __post_init__(self) -> None:
         # Names become folder names and ids reach gym.make: both are checked, also when they
@@ -62,10 +69,17 @@ class Scenario:
         # import a module.
         if not (isinstance(self.name, str) and _NAME.fullmatch(self.name)):
             raise SpecError(
-                f"scenario name {self.name!r}: use letters, digits, '.', '_' and '-', starting "
-                "with a letter or digit"
+                f"scenario name {self.name!r}: use letters, digits, '.', '_', '@' and '-', "
+                "starting with a letter or digit"
             )
         check_env_id(self.env_id, f"scenario {self.name}")
+        if self.windows not in ("", "disjoint"):
+            raise SpecError(f"scenario {self.name}: windows must be '' or 'disjoint'")
+        if self.best_heuristic and self.best_heuristic not in self.policies:
+            raise SpecError(
+                f"scenario {self.name}: its best heuristic {self.best_heuristic!r} is not one of "
+                "its policies"
+            )
 
 
 _SCENARIOS: dict[str, Scenario] = {}
@@ -137,6 +151,19 @@ def on_split(scenario: Scenario, split: str) -> Scenario:
             f"scenario {scenario.name!r} has no splits (it predates the protocol): run a "
             "protocol scenario (malleable-small-v2, malleable-sdsc-v2, rigid-lublin-v1, "
             "evolving-klein-v1, ...) on the validation split"
+        )
+    if scenario.windows == "disjoint":
+        from hpcgym.bench.judged import disjoint_starts
+
+        kwargs = {**scenario.env_kwargs, "split": split}
+        starts = disjoint_starts(scenario.env_id, kwargs)
+        return dataclasses.replace(
+            scenario,
+            name=f"{scenario.name}@{split}",
+            env_kwargs={**kwargs, "window_starts": starts},
+            seeds=seeds_for_starts(starts),
+            description=f"{scenario.description} (every disjoint window of the {split} split "
+            "instead of the test split's)",
         )
     if "window_starts" in scenario.env_kwargs:
         raise SpecError(
@@ -676,6 +703,54 @@ register_lazy("evolving-klein-large-v0", partial(_evolving_large, 0, "never play
 register_lazy(
     "evolving-klein-large-v1",
     partial(_evolving_large, 1, "none of evolving-klein-large-v0's, never played before"),
+)
+
+
+# The judged malleable scenarios (hpcgym.bench.judged): hpcgym/Malleable-v1 (the whole SDSC SP2
+# trace, no walltime kills, mean bounded stretch), every disjoint 48-job window of the test split
+# (119 on SDSC SP2, 100 on KTH SP2: 64-job windows would give 89 and 75, fewer than the 100
+# independent episodes a judged scenario needs), every heuristic and the trivial rules. The best
+# heuristic was chosen on the validation split before the test split was played.
+def _judged_malleable(name: str, kwargs: dict[str, Any], description: str, best: str) -> Scenario:
+    from hpcgym.bench.judged import JUDGED_MALLEABLE, disjoint_starts
+
+    env_id = "hpcgym/Malleable-v1"
+    kw = {"n_jobs": 48, **kwargs, **_TEST}
+    starts = disjoint_starts(env_id, kw)
+    return Scenario(
+        name,
+        env_id,
+        {**kw, "window_starts": starts},
+        seeds_for_starts(starts),
+        JUDGED_MALLEABLE,
+        description,
+        metric="mean_bounded_stretch",
+        windows="disjoint",
+        best_heuristic=best,
+    )
+
+
+register_lazy(
+    "malleable-small-v3",
+    partial(
+        _judged_malleable,
+        "malleable-small-v3",
+        {},
+        "every disjoint 48-job test-split window of the whole MEBF SDSC-SP2 set on 128 nodes, "
+        "no walltime kills, ranked by mean bounded stretch",
+        "easy-min",  # validation (96 windows): 8.88 vs asap-min 9.38, easy-f1 9.47 (results.md)
+    ),
+)
+register_lazy(
+    "malleable-small-kth-v1",
+    partial(
+        _judged_malleable,
+        "malleable-small-kth-v1",
+        {"workload": "elastic/kth-sp2-mebf-128-v0", "workload_options": {}},
+        "cross-trace: every disjoint 48-job test-split window of KTH SP2 rescaled to 128 nodes, "
+        "MEBF malleability, no walltime kills, ranked by mean bounded stretch",
+        "easy-sjf",  # validation (68 windows): 5.58 vs asap-min 6.15, easy-min 6.38 (results.md)
+    ),
 )
 
 MAIN = "malleable-small-v2"

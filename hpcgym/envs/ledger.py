@@ -102,6 +102,7 @@ class JobLedger:
         }
         # Reward sums (see rewards.py).
         self.bsld_ended = 0.0
+        self.bstretch_ended = 0.0
         self.bsld_rate = 0.0
         self.bsld_offset = 0.0
         self.wait_started = 0.0
@@ -146,6 +147,7 @@ class JobLedger:
                 response = job.end_time - self.submit_list[r]
                 run = job.end_time - job.start_time
                 self.bsld_ended += max(1.0, response / max(run, self.tau))
+                self.bstretch_ended += max(response, self.tau) * self.inv_bsld_run[r]
             elif kind is _REJECTED:
                 self.submitted += 1
                 self.ended += 1
@@ -246,6 +248,14 @@ class JobLedger:
     def bsld_sum(self, now: float) -> float:
         """Bounded slowdowns of ended jobs plus ``age / max(work, tau)`` of unfinished ones."""
         return self.bsld_ended + now * self.bsld_rate - self.bsld_offset
+
+    def bstretch_sum(self, now: float) -> float:
+        """Bounded stretches of ended jobs plus ``age / max(work, tau)`` of unfinished ones.
+
+        A job's bounded stretch is ``max(response, tau) / max(work, tau)``: its response over
+        its time alone at its requested size (``hpcgym.sim.metrics``).
+        """
+        return self.bstretch_ended + now * self.bsld_rate - self.bsld_offset
 
     def wait_sum(self, now: float) -> float:
         """Waits of started jobs plus the ages of queued ones."""

@@ -42,6 +42,23 @@ PRESETS: dict[str, dict[str, Any]] = {
         **_ELASTIC,
         "reward": "bsld",
     },
+    # Malleable-v0's setting judged honestly: the whole SDSC SP2 trace made malleable (59,715
+    # jobs, so its test split holds over a hundred disjoint 64-job windows), no walltime kills
+    # for any policy (MEBF's setting: a resized job outlives its request by design), and the
+    # reward is mean bounded stretch, response over the job's time alone at its requested size.
+    # Malleable-v0's bounded slowdown divides by the run the schedule gave the job, so starting
+    # every job at once on its minimum size scores well however late jobs end (docs/env.md).
+    "hpcgym/Malleable-v1": {
+        "workload": "elastic/sdsc-sp2-mebf-v0",
+        "workload_options": {"n_jobs": None},
+        "platform": [128],
+        "n_jobs": 256,
+        "queue_slots": 16,
+        "running_slots": 16,
+        **_ELASTIC,
+        "kill_on_walltime": False,
+        "reward": "bstretch",
+    },
     # Klein-Perez evolving applications: each episode a generated test case on 75 nodes.
     "hpcgym/Evolving-v0": {
         "workload": "synthetic/evolving-klein-v0",
@@ -83,6 +100,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 ALLOCATION: dict[str, str] = {
     "hpcgym/Rigid-v0": "processor",
     "hpcgym/Malleable-v0": "processor",
+    "hpcgym/Malleable-v1": "processor",
     "hpcgym/Evolving-v0": "node",
     "hpcgym/Shared-v0": "node",
     "hpcgym/MultiCluster-v0": "processor",

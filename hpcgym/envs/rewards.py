@@ -10,6 +10,7 @@ sum to minus the potential at that point.
 | name | objective (summary) | potential |
 |---|---|---|
 | ``bsld`` | ``mean_bsld`` | (ended jobs' bsld + ``age / max(work, tau)`` of the others) / jobs |
+| ``bstretch`` | ``mean_bounded_stretch`` | (ended jobs' bounded stretch + the same) / jobs |
 | ``wait`` | ``mean_wait`` / 3600 | (started jobs' waits + queued jobs' ages) / jobs / 3600 |
 | ``utilization`` | ``normalized_underutilization`` | engine's underutilization so far / work |
 | ``makespan`` | ``makespan`` / lower bound | (now - first submission) / lower bound |
@@ -63,6 +64,24 @@ class BoundedSlowdown(RewardTerm):
 
     def objective(self, summary: Mapping[str, float]) -> float:  # noqa: D102
         return summary["mean_bsld"]
+
+
+class BoundedStretch(RewardTerm):
+    """Mean bounded stretch: each job's response over its time alone at its requested size.
+
+    ``max(response, tau) / max(work, tau)``. Unlike bounded slowdown, which divides by the run
+    time the job actually had, it cannot be lowered by starting a job at once on few nodes and
+    letting it run long: the denominator is fixed by the job, not by the schedule. For a rigid
+    job that completes the two are equal.
+    """
+
+    name = "bstretch"
+
+    def potential(self, now: float) -> float:  # noqa: D102
+        return self.ledger.bstretch_sum(now) / self.n
+
+    def objective(self, summary: Mapping[str, float]) -> float:  # noqa: D102
+        return summary["mean_bounded_stretch"]
 
 
 class Wait(RewardTerm):
@@ -140,7 +159,8 @@ class Killed(RewardTerm):
 
 
 REWARDS: dict[str, type[RewardTerm]] = {
-    t.name: t for t in (BoundedSlowdown, Wait, Utilization, Makespan, Reconfiguration, Killed)
+    t.name: t
+    for t in (BoundedSlowdown, BoundedStretch, Wait, Utilization, Makespan, Reconfiguration, Killed)
 }
 """Reward terms by name; add your own subclass here to make it selectable."""
 

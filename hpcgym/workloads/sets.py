@@ -275,9 +275,9 @@ def _sdsc_mebf(seed: int, opts: Mapping[str, Any]) -> Workload:
     if opts["scalability"] not in SCALABILITY:
         raise WorkloadError(f"scalability must be one of {sorted(SCALABILITY)}")
     start_seed, elastic_seed = subseeds(seed, 2)
-    w = transforms.random_start(
-        _read(SDSC_SP2, None, "processor"), start_seed, n_jobs=opts["n_jobs"]
-    )
+    w = _read(SDSC_SP2, None, "processor")
+    if opts["n_jobs"] is not None:  # None: the whole trace (hpcgym/Malleable-v1)
+        w = transforms.random_start(w, start_seed, n_jobs=opts["n_jobs"])
     if opts["intensive"]:
         w = transforms.scale_arrivals(w, 0.75)
     cfg = ElasticConfig(malleable=opts["malleable"], rho_classes=SCALABILITY[opts["scalability"]])
@@ -288,7 +288,8 @@ def _sdsc_mebf(seed: int, opts: Mapping[str, Any]) -> Workload:
 register(
     WorkloadSet(
         "elastic/sdsc-sp2-mebf-v0",
-        "SDSC SP2 window with MEBF malleability (min pref/2, max 5 pref, rho classes)",
+        "SDSC SP2 window (n_jobs=None: all of it) with MEBF malleability (min pref/2, max 5 "
+        "pref, rho classes)",
         _sdsc_mebf,
         {"n_jobs": 5000, "malleable": 0.6, "scalability": "mixed", "intensive": False},
         SDSC_SP2,

@@ -72,10 +72,47 @@ def test_evaluate_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["evaluate", "--policy", "nobody"]) == 2
 
 
-def test_baselines_run_in_their_own_setting_and_rows_say_which() -> None:
+def test_one_table_runs_every_policy_under_one_kill_rule() -> None:
+    """Issue 38, item 7 (seen failing before: easy and first-fit ran with kills, mebf without).
+    MEBF's setting has no walltime kills, so a table with it runs every policy without them."""
     table = evaluate(["easy", "mebf", "first-fit"], "hpcgym/Malleable-v0", [3], TINY)
-    assert list(table["kill_on_walltime"]) == [True, False, True]  # MEBF: no walltime kills
+    assert list(table["kill_on_walltime"]) == [False, False, False]
+    assert "off for every policy (mebf runs without them" in table.attrs["kill_rule"]
+    kills = evaluate(["easy", "first-fit"], "hpcgym/Malleable-v0", [3], TINY)
+    assert kills["kill_on_walltime"].all()
+    assert kills.attrs["kill_rule"].startswith("walltime kills: on for every policy")
     no_kills = evaluate(
         ["easy", "first-fit"], "hpcgym/Malleable-v0", [3], {**TINY, "kill_on_walltime": False}
     )
     assert not no_kills["kill_on_walltime"].any()
+
+
+@pytest.mark.parametrize("policies", [["mebf@env", "easy@env"], ["mebf", "easy"]])
+def test_evaluate_states_one_kill_rule_for_all_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], policies: list[str]
+) -> None:
+    out = tmp_path / "ev.csv"
+    argv = ["evaluate", "--env", "hpcgym/Malleable-v0", "--n-jobs", "16", "--episodes", "2"]
+    for p in policies:
+        argv += ["--policy", p]
+    assert main([*argv, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    rules = pd.read_csv(out)["kill_on_walltime"]
+    assert rules.nunique() == 1
+    state = "on" if rules.iloc[0] else "off"
+    assert f"walltime kills: {state} for every policy" in printed
+    assert "ranked by mean_bsld (the preset's objective)" in printed
+
+
+def test_evaluate_ranks_by_the_presets_objective_and_shows_the_other_axes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["evaluate", "--env", "hpcgym/Malleable-v1", "--n-jobs", "16", "--episodes", "2"]
+    assert main([*argv, "--policy", "easy", "--policy", "asap-min"]) == 0
+    printed = capsys.readouterr().out
+    assert "ranked by mean_bounded_stretch" in printed
+    header = next(line for line in printed.splitlines() if line.startswith("  "))
+    for column in ("max_bounded_stretch", "mean_response", "makespan", "utilization"):
+        assert column in header
+    assert "resizes_per_job" in header and "unfinished" in header
+    assert "dominated_on_response" in header

@@ -17,6 +17,8 @@ def objective_from_summary(name: str, s: dict[str, float]) -> float | None:
     """The objective of each reward, read from the summary independently of the env."""
     if name == "bsld":
         return s["mean_bsld"]
+    if name == "bstretch":
+        return s["mean_bounded_stretch"]
     if name == "wait":
         return s["mean_wait"] / 3600.0
     if name == "utilization":
@@ -106,3 +108,40 @@ def test_killed_reward_counts_the_work_lost_to_walltime_kills(worlds: SimpleName
         killed = [p["killed"] for p in parts]
         assert sum(killed) == pytest.approx(-90.0 / 330.0)
         assert sorted(x for x in killed if x) == pytest.approx([-80.0 / 330.0, -10.0 / 330.0])
+
+
+@pytest.mark.parametrize("seed", [3, 5])
+def test_for_rigid_jobs_bounded_stretch_and_bounded_slowdown_coincide(seed: int) -> None:
+    """A rigid job that completes runs exactly its work, so both ratios divide by the same
+    time: per job and per episode they are equal (and the two rewards give the same return)."""
+    returns = {}
+    for reward in ("bsld", "bstretch"):
+        env = gym.make("hpcgym/Rigid-v0", n_jobs=64, reward=reward, kill_on_walltime=False)
+        rewards, _, (term, _info) = play(env, seed)
+        assert term
+        jobs = env.unwrapped.sim.result().jobs
+        assert (jobs["state"] == "completed").all() and (jobs["kind"] == "rigid").all()
+        assert np.allclose(jobs["bsld"], jobs["bounded_stretch"], rtol=1e-12, atol=0)
+        assert jobs["bsld"].max() > 1.5  # some jobs waited: the equality is not 1 == 1
+        returns[reward] = sum(rewards)
+    assert returns["bsld"] == pytest.approx(returns["bstretch"], rel=1e-9)
+
+
+def test_bounded_stretch_does_not_reward_a_job_stretched_on_few_nodes() -> None:
+    """The artifact bounded stretch removes: a malleable job started at once on its minimum
+    size and never resized has a bounded slowdown of 1 however late it ends, but a bounded
+    stretch of its response over its time at the requested size."""
+    from hpcgym.sim import JobKind, JobSpec, Platform, PowerLaw, Simulator
+
+    job = JobSpec(
+        1, submit=0.0, work=3600.0, nodes=16, kind=JobKind.MALLEABLE, min_nodes=4,
+        max_nodes=16, speedup=PowerLaw(0.0),
+    )  # fmt: skip
+    sim = Simulator(Platform.single(16), [job])
+    while sim.advance():
+        if sim.queue:
+            sim.start(1, 4)
+    row = sim.result().jobs.iloc[0]
+    assert row["wait"] == 0 and row["response"] == pytest.approx(4 * 3600.0)
+    assert row["bsld"] == pytest.approx(1.0)
+    assert row["bounded_stretch"] == pytest.approx(4.0)
