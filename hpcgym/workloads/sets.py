@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -271,6 +272,26 @@ register(
 )
 
 
+def _mebf_elastic(opts: Mapping[str, Any], rho: tuple[tuple[float, float], ...]) -> ElasticConfig:
+    """MEBF's annotation, its resize costs scaled by the ``resize_cost`` option.
+
+    MEBF's paper draws ``alpha`` and ``beta`` of ``alpha*|dN| + beta/N`` uniformly in
+    [0.005, 0.05] s (``hpcgym.workloads.elastic``); ``resize_cost`` multiplies both bounds (0: free
+    resizes; 10, 100, 1000: the sensitivity table of docs/results.md). The draws are the same for
+    every factor, so only the costs change.
+    """
+    k = opts.get("resize_cost", 1.0)
+    if isinstance(k, bool) or not isinstance(k, int | float) or not 0 <= k < math.inf:
+        raise WorkloadError(f"resize_cost must be a finite number >= 0, got {k!r}")
+    paper = ElasticConfig()
+    return ElasticConfig(
+        malleable=opts["malleable"],
+        rho_classes=rho,
+        alpha=(paper.alpha[0] * k, paper.alpha[1] * k),
+        beta=(paper.beta[0] * k, paper.beta[1] * k),
+    )
+
+
 def _sdsc_mebf(seed: int, opts: Mapping[str, Any]) -> Workload:
     if opts["scalability"] not in SCALABILITY:
         raise WorkloadError(f"scalability must be one of {sorted(SCALABILITY)}")
@@ -280,7 +301,7 @@ def _sdsc_mebf(seed: int, opts: Mapping[str, Any]) -> Workload:
         w = transforms.random_start(w, start_seed, n_jobs=opts["n_jobs"])
     if opts["intensive"]:
         w = transforms.scale_arrivals(w, 0.75)
-    cfg = ElasticConfig(malleable=opts["malleable"], rho_classes=SCALABILITY[opts["scalability"]])
+    cfg = _mebf_elastic(opts, SCALABILITY[opts["scalability"]])
     w = annotate_elastic(w, cfg, elastic_seed)
     return transforms.estimates(w, "user")
 
@@ -291,7 +312,13 @@ register(
         "SDSC SP2 window (n_jobs=None: all of it) with MEBF malleability (min pref/2, max 5 "
         "pref, rho classes)",
         _sdsc_mebf,
-        {"n_jobs": 5000, "malleable": 0.6, "scalability": "mixed", "intensive": False},
+        {
+            "n_jobs": 5000,
+            "malleable": 0.6,
+            "scalability": "mixed",
+            "intensive": False,
+            "resize_cost": 1.0,
+        },
         SDSC_SP2,
         "processor",
     )
@@ -319,9 +346,7 @@ def _cross_trace_mebf(file: str) -> Builder:
         if opts["n_jobs"] is not None:
             w = transforms.random_start(w, start_seed, n_jobs=opts["n_jobs"])
         rho = SCALABILITY[opts["scalability"]]
-        w = annotate_elastic(
-            w, ElasticConfig(malleable=opts["malleable"], rho_classes=rho), elastic_seed
-        )
+        w = annotate_elastic(w, _mebf_elastic(opts, rho), elastic_seed)
         return transforms.estimates(w, "user")
 
     return build
@@ -337,7 +362,7 @@ for _name, _file, _what in (
             f"{_what} rescaled to 128 nodes at its own load, with MEBF malleability "
             "(cross-trace tests of elastic/sdsc-sp2-mebf-v0)",
             _cross_trace_mebf(_file),
-            {"n_jobs": None, "malleable": 0.6, "scalability": "mixed"},
+            {"n_jobs": None, "malleable": 0.6, "scalability": "mixed", "resize_cost": 1.0},
             _file,
             allocation="processor",
         )

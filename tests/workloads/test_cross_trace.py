@@ -8,6 +8,7 @@ import pytest
 
 import hpcgym  # noqa: F401
 from hpcgym.bench import scenarios
+from hpcgym.errors import WorkloadError
 from hpcgym.sim import JobKind
 from hpcgym.workloads import load
 from hpcgym.workloads.sets import CEA_CURIE, KTH_SP2, _read
@@ -69,3 +70,27 @@ def test_the_rigid_cross_trace_scenarios_play_the_traces_test_splits_on_their_ma
         ids = {j.id for j in episode.jobs}
         assert len(ids) == 256 and ids <= allowed
         assert episode.platform.clusters[0].nodes == nodes
+
+
+@pytest.mark.parametrize("name", ["elastic/sdsc-sp2-mebf-v0", "elastic/kth-sp2-mebf-128-v0"])
+def test_resize_cost_scales_only_the_costs(name: str) -> None:
+    """``resize_cost`` multiplies MEBF's alpha and beta; the jobs are otherwise the same."""
+    opts = {"n_jobs": 300}
+    paper = load(name, 3, **opts)
+    for k in (0.0, 10.0, 1000.0):
+        scaled = load(name, 3, **opts, resize_cost=k)
+        assert len(scaled.jobs) == len(paper.jobs)
+        for a, b in zip(paper.jobs, scaled.jobs, strict=True):
+            assert (a.id, a.submit, a.work, a.nodes, a.kind) == (
+                b.id,
+                b.submit,
+                b.work,
+                b.nodes,
+                b.kind,
+            )
+            if a.kind.value == "malleable":
+                assert b.reconfig.resize(4, 8) == pytest.approx(k * a.reconfig.resize(4, 8))
+                assert 0.005 * 4 <= a.reconfig.resize(4, 8) <= 0.05 * 4 + 0.05 / 12
+    for bad in (-1.0, float("inf"), "x", True):
+        with pytest.raises(WorkloadError, match="resize_cost"):
+            load(name, 3, **opts, resize_cost=bad)
