@@ -33,7 +33,13 @@ from hpcgym.bench import scenarios
 from hpcgym.bench.cells import FAILURES, load_cell, save_cell, save_failure, task_cell
 from hpcgym.bench.judged import episodes_note
 from hpcgym.bench.policies import policy_kind
-from hpcgym.bench.report import JOB_TABLES, check_job_table, terminal, write_report
+from hpcgym.bench.report import (
+    JOB_TABLES,
+    best_heuristic_line,
+    check_job_table,
+    terminal,
+    write_report,
+)
 from hpcgym.bench.runinfo import (
     RUN_JSON,
     config_hash,
@@ -300,13 +306,16 @@ def run_bench(
     metrics = {sc.name: sc.metric for sc in chosen}
     title = "hpcgym bench: " + ", ".join(names)
     notes = {sc.name: episodes_note(sc) for sc in chosen}
-    board, written = write_report(outcomes, folder, title, metrics, failed, job_table, notes)
+    best = {sc.name: sc.best_heuristic for sc in chosen if sc.best_heuristic}
+    board, written = write_report(outcomes, folder, title, metrics, failed, job_table, notes, best)
     close("complete" if not failed else "complete, with failed episodes")
     print(
         f"{session['cells_run']} episodes in {session['wall_seconds']:.1f} s "
         f"(CPU {session['cpu_seconds']:.1f} s) on {ex.describe()}"
     )
     print(terminal(board))
+    for name, heuristic in best.items():
+        print(f"{name}: {best_heuristic_line(heuristic).replace('**', '')}")
     for f in failed:
         print(f"FAILED: {f.policy} on {f.scenario}, episode seed {f.seed}: {f.error}")
     if failed:

@@ -166,9 +166,14 @@ class AgentPolicy(EnvPolicy):
         self._rng = sample_rng(0)
 
     def bind(self, env: Any) -> None:
-        """Check the env is the agent's preset, with the agent's resize budget."""
+        """Check the env is the agent's preset, with the agent's resize budget.
+
+        Another version of the same preset is accepted when its spaces are the ones the agent
+        was trained with (``hpcgym/Malleable-v1`` has ``Malleable-v0``'s menu and observations
+        and another objective): the agent then plays that version's episodes.
+        """
         env_id = env.spec.id if env.spec is not None else None
-        if env_id != self.card.env_id:
+        if env_id != self.card.env_id and not self._same_interface(env, env_id):
             raise SpecError(f"agent trained on {self.card.env_id}, asked to run on {env_id}")
         budget = self.card.resize_budget
         if budget is not None and env.unwrapped.config.resize_budget != budget:
@@ -177,6 +182,17 @@ class AgentPolicy(EnvPolicy):
                 f"resize_budget={budget} (policy.env_overrides has it)"
             )
         self._blocks = menu_blocks(env)
+
+    def _same_interface(self, env: Any, env_id: str | None) -> bool:
+        from hpcgym.agents.saved import describe_space
+
+        family = self.card.env_id.rsplit("-v", 1)[0]
+        return (
+            env_id is not None
+            and env_id.rsplit("-v", 1)[0] == family
+            and describe_space(env.observation_space) == self.card.observation_space
+            and describe_space(env.action_space) == self.card.action_space
+        )
 
     def reset(self, seed: int) -> None:
         """A new episode: sampled decoding draws from a generator seeded with ``seed``."""

@@ -216,7 +216,10 @@ def win_rates(results: pd.DataFrame, metrics: dict[str, str] | None = None) -> p
 
 
 def statistics_markdown(
-    stats_table: pd.DataFrame, wins: pd.DataFrame, episodes_note: dict[str, str] | None = None
+    stats_table: pd.DataFrame,
+    wins: pd.DataFrame,
+    episodes_note: dict[str, str] | None = None,
+    best: dict[str, str] | None = None,
 ) -> str:
     """The interval and win-rate tables as markdown sections, one per scenario.
 
@@ -240,6 +243,8 @@ def statistics_markdown(
             "the intervals treat the episodes as independent samples"
         )
         lines += [f"## {scenario} ({metric})", "", f"Episodes: {note}.", ""]
+        if (best or {}).get(str(scenario)):
+            lines += [best_heuristic_line((best or {})[str(scenario)]), ""]
         lines += ["| policy | train seeds | episodes | mean [95% CI] | IQM [95% CI] | "]
         lines[-1] += f"worst job ({worst_col}) | mean response | makespan | utilization | "
         lines[-1] += "resizes/job | killed | unfinished | truncated |"
@@ -279,8 +284,19 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
-def markdown(board: pd.DataFrame, title: str) -> str:
-    """The leaderboard as a markdown document, one table per scenario."""
+def best_heuristic_line(name: str) -> str:
+    """The sentence that names a scenario's best heuristic in the tables."""
+    return (
+        f"Best heuristic: **{name}**, named on the validation split by the objective before the "
+        "test split was played; every goal on this scenario compares with it."
+    )
+
+
+def markdown(board: pd.DataFrame, title: str, best: dict[str, str] | None = None) -> str:
+    """The leaderboard as a markdown document, one table per scenario.
+
+    ``best[scenario]`` names the scenario's best heuristic (a line under its heading).
+    """
     lines = [f"# {title}", ""]
     for scenario, part in board.groupby("scenario", sort=False):
         cols = [
@@ -288,7 +304,10 @@ def markdown(board: pd.DataFrame, title: str) -> str:
             "policy",
             *[c for c in part.columns if c not in ("scenario", "rank", "policy")],
         ]
-        lines += [f"## {scenario}", "", "| " + " | ".join(cols) + " |"]
+        lines += [f"## {scenario}", ""]
+        if (best or {}).get(str(scenario)):
+            lines += [best_heuristic_line((best or {})[str(scenario)]), ""]
+        lines += ["| " + " | ".join(cols) + " |"]
         lines.append("|" + "|".join("---:" if c != "policy" else "---" for c in cols) + "|")
         for _, row in part.iterrows():
             lines.append("| " + " | ".join(_fmt(row[c]) for c in cols) + " |")
@@ -508,13 +527,15 @@ def write_report(
     failures: Sequence[TaskFailure] = (),
     job_table: str = "csv",
     episodes_note: dict[str, str] | None = None,
+    best: dict[str, str] | None = None,
 ) -> tuple[pd.DataFrame, list[Path]]:
     """Write every output into ``folder``; return the leaderboard and the files written.
 
     The job table is written as ``job_table`` says (one of :data:`JOB_TABLES`); job outputs an
     earlier report of the folder wrote and this one does not are removed. Every table lists
     policies in the leaderboard's order, so a truncated or failed policy is never first.
-    ``episodes_note`` says, per scenario, how independent its episodes are (``intervals.md``).
+    ``episodes_note`` says, per scenario, how independent its episodes are (``intervals.md``);
+    ``best`` names each scenario's best heuristic (``leaderboard.md`` and ``intervals.md``).
     """
     check_job_table(job_table)
     folder.mkdir(parents=True, exist_ok=True)
@@ -533,7 +554,7 @@ def write_report(
             failed.to_csv(tmp, index=False)
         written.append(path)
     board = leaderboard(results, metrics, failed)
-    written.append(write_text(folder / "leaderboard.md", markdown(board, title) + "\n"))
+    written.append(write_text(folder / "leaderboard.md", markdown(board, title, best) + "\n"))
     if outcomes:
         spread, wins = intervals(results, metrics), win_rates(results, metrics)
         spread, wins = _in_board_order(board, spread, wins)
@@ -542,7 +563,7 @@ def write_report(
             with atomic_path(path) as tmp:
                 table.to_csv(tmp, index=False)
             written.append(path)
-        text = statistics_markdown(spread, wins, episodes_note) + "\n"
+        text = statistics_markdown(spread, wins, episodes_note, best) + "\n"
         written.append(write_text(folder / "intervals.md", text))
     if outcomes:
         written += _plots(outcomes, jobs, folder / "plots")

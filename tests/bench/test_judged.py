@@ -3,11 +3,14 @@ named on validation, tables that show the other axes."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from hpcgym.bench import scenarios
 from hpcgym.bench.axes import dominated_on_response
 from hpcgym.bench.episode import episode_for
 from hpcgym.bench.evaluate import evaluate
@@ -132,3 +135,58 @@ def test_a_truncated_policy_is_never_first_in_the_interval_tables() -> None:
     assert "Episodes: 4 per policy, disjoint." in text
     assert "worst job (max_bounded_stretch)" in text and "mean response" in text
     assert list(spread["truncated"]) == [0, 4]
+
+
+def test_a_bench_run_names_the_best_heuristic_and_shows_every_axis(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judged scenario's run: every policy with objective, response, makespan, utilization,
+    worst job and resizes per job; the best heuristic named in the output, the leaderboard and
+    the intervals; the truncated policy last in every file."""
+    from hpcgym.cli import main
+
+    sc = get("malleable-small-v3")  # its first 3 episodes, each still its own window
+    monkeypatch.setitem(scenarios._SCENARIOS, sc.name, dataclasses.replace(sc, seeds=sc.seeds[:3]))
+    argv = ["bench", "--scenario", "malleable-small-v3", "--out", str(tmp_path)]
+    assert main([*argv, "--executor", "serial"]) == 0
+    printed = capsys.readouterr().out
+    assert "malleable-small-v3: Best heuristic: easy-min, named on the validation split" in printed
+    folder = next((tmp_path / "malleable-small-v3").iterdir())
+    board = (folder / "leaderboard.md").read_text()
+    assert "Best heuristic: **easy-min**" in board
+    header = next(line for line in board.splitlines() if line.startswith("| rank"))
+    for col in (
+        "mean_bounded_stretch",
+        "max_bounded_stretch",
+        "mean_response",
+        "makespan",
+        "utilization",
+        "resizes_per_job",
+        "killed",
+        "unfinished",
+        "dominated_on_response",
+    ):
+        assert col in header
+    spread = pd.read_csv(folder / "intervals.csv")
+    results = pd.read_csv(folder / "results.csv")
+    assert set(spread["policy"]) == set(get("malleable-small-v3").policies)
+    for table in (pd.read_csv(folder / "intervals.csv"), pd.read_csv(folder / "win_rates.csv")):
+        assert table["policy"].iloc[-1] == "random"  # truncated: last
+    assert results.loc[results["policy"] == "random", "truncated"].all()
+    rows = [line for line in board.splitlines() if line.startswith("| ") and "rank" not in line]
+    assert "random" in rows[-1]
+    text = (folder / "intervals.md").read_text()
+    assert "Best heuristic: **easy-min**" in text and "no two share a job" in text
+
+
+def test_an_agent_of_malleable_v0_plays_v1_which_has_its_spaces_but_not_another_preset() -> None:
+    """The shipped malleable agents (trained on Malleable-v0) are judged on Malleable-v1's
+    scenarios: same menu and observations, another objective. Another preset is refused."""
+    from hpcgym.errors import SpecError
+
+    agent = str(Path(__file__).resolve().parents[2] / "agents" / "malleable-100k" / "s0" / "best")
+    sc = get("malleable-small-v3")
+    table = evaluate([agent], sc.env_id, [sc.seeds[0]], dict(sc.env_kwargs))
+    assert not table["truncated"].any() and table["mean_bounded_stretch"].iloc[0] >= 1.0
+    with pytest.raises(SpecError, match="trained on hpcgym/Malleable-v0, asked to run on"):
+        evaluate([agent], "hpcgym/Rigid-v0", [1000], {"n_jobs": 16})
