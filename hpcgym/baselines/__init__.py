@@ -42,6 +42,8 @@ for _policy in ("handoff", "spare", "intensive"):
     register(f"mebf-{_policy}", partial(MEBF, policy=_policy))
 register("mebf-shrink+", partial(MEBF, variant="shrink+"))
 register("mebf-expand+", partial(MEBF, variant="expand+"))
+for _order in ("sjf", "f1"):  # MEBF with its queue ranked by a score (MEBFConfig.order)
+    register(f"mebf-{_order}", partial(MEBF, order=_order))
 for _name, _kwargs in SD_PRESETS.items():
     register(_name, partial(SDPolicy, **_kwargs))
 register("sd-policy", SDPolicy)  # MAXSD 10, worst-case runtime model; make("sd-policy", ...)

@@ -507,6 +507,16 @@ class BaselinePolicy:
             )
             self._fail(NotExpressible(SETTING, None, detail))
             jobs, cfg = specs, esim.config
+        if isinstance(self.scheduler, MEBF) and self.scheduler.config.order != "fcfs":
+            # The env's "ebf" start level plans EASY's reservation for the submission-order
+            # head; MEBF ranked by a score reserves for its own head.
+            order = self.scheduler.config.order
+            detail = (
+                f"MEBF with its queue ranked by {order} backfills behind its own head, and the "
+                "env's ebf level reserves for the submission-order head: run it on the engine "
+                f"(mebf-{order}, not mebf-{order}@env)"
+            )
+            self._fail(NotExpressible(SETTING, None, detail))
         self.scheduler.reset()
         self._shadow = _shadow_of(esim, jobs, cfg)
         self._decide()

@@ -161,7 +161,7 @@ def _score_fn(score: str) -> Score:
         raise SpecError(f"unknown score {score!r}; known: {', '.join(SCORES)}") from None
 
 
-class _Ranking:
+class Ranking:
     """Keys of queued jobs: ``(score, submit, submission number)``, lowest first.
 
     Keys of scores that do not depend on the time are computed once, at submission.
@@ -241,7 +241,7 @@ class PriorityReserve(BaseScheduler):
 
     def reset(self) -> None:
         """Forget the previous episode."""
-        self._rank = _Ranking(self.score, self.submit_offset)
+        self._rank = Ranking(self.score, self.submit_offset)
         self.chosen: int | None = None
         self.reservation: tuple[int, float] | None = None
 
@@ -317,7 +317,7 @@ class EasyPriority(BaseScheduler):
 
     def reset(self) -> None:
         """Forget the previous episode."""
-        self._rank = _Ranking(self.score, self.submit_offset)
+        self._rank = Ranking(self.score, self.submit_offset)
         self.reservation: tuple[int, float] | None = None
 
     def ranked(self, sim: Simulator) -> list[Job]:

@@ -42,9 +42,12 @@ ELASTIC_HEURISTICS = (
     "mebf-intensive",
     "mebf-shrink+",
     "mebf-expand+",
+    "mebf-sjf",
+    "mebf-f1",
 )
 """Every registered heuristic that schedules malleable jobs on one cluster: the rigid
-schedulers (jobs at their requested size) and every MEBF variant."""
+schedulers (jobs at their requested size), every MEBF variant, and MEBF with its queue ranked
+by SJF and by F1."""
 
 TRIVIAL_RULES = ("asap-min", "asap-req", "asap-max", "easy-min")
 """The trivial reference rules (``hpcgym.baselines.trivial``): they count when the best

@@ -324,6 +324,19 @@ register(
     )
 )
 
+_EVOLVING_POLICIES = (
+    "evolving-rigid",
+    "evolving-noX",
+    "evolving-infX",
+    "evolving-2X",
+    # The infX list sorted longest- and widest-first joined the defaults on 2026-11-27 (a
+    # fixed order the order agents must beat; the episodes are unchanged).
+    "evolving-infX-longest",
+    "evolving-infX-widest",
+    "first-fit",
+    "random",
+)
+
 # evolving-klein-v0 under the protocol: 30 test cases, generated from the test split's set seeds
 # (seeded mode: the last 20% of [0, n_seeds), which training never draws).
 register(
@@ -332,7 +345,7 @@ register(
         "hpcgym/Evolving-v0",
         dict(_TEST),
         _seeds(30),
-        ("evolving-rigid", "evolving-noX", "evolving-infX", "evolving-2X", "first-fit", "random"),
+        _EVOLVING_POLICIES,
         "Klein-Perez evolving test cases (16 jobs) on 75 nodes from the test split's seeds, "
         "ranked by makespan",
         metric="makespan",
@@ -663,14 +676,6 @@ EVOLVING_SEEDS = 100_000
 # evolving-infX by 1.5-2% (a power check on the validation split, docs/results.md, "A large
 # evolving test"). These 2,000 cases are distinct and none was played before: their seeds
 # lie in [80,000, 100,000), while training and evolving-klein-v1 keep to [0, 1,000).
-_EVOLVING_POLICIES = (
-    "evolving-rigid",
-    "evolving-noX",
-    "evolving-infX",
-    "evolving-2X",
-    "first-fit",
-    "random",
-)
 
 
 @cache

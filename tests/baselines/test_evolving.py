@@ -16,7 +16,11 @@ from hpcgym.baselines.evolving.list_scheduling import (
     schedule_jobs,
     variant,
 )
-from hpcgym.baselines.evolving.online import EvolvingListScheduler, evolving_factories
+from hpcgym.baselines.evolving.online import (
+    EvolvingListScheduler,
+    SortedListScheduler,
+    evolving_factories,
+)
 from hpcgym.baselines.evolving.profile import EvolutionProfile as EP
 from hpcgym.errors import SpecError
 from hpcgym.sim import JobKind, JobSpec, Platform, Simulator
@@ -143,7 +147,11 @@ def test_klein_cases_complete_for_each_variant() -> None:
 
 def test_factories_and_errors() -> None:
     facts = evolving_factories()
-    assert sorted(facts) == sorted(f"evolving-{v}" for v in VARIANTS)
+    sorts = ["evolving-infX-longest", "evolving-infX-widest"]
+    assert sorted(facts) == sorted([*(f"evolving-{v}" for v in VARIANTS), *sorts])
+    assert facts["evolving-infX-widest"]().sort == "widest"
+    with pytest.raises(SpecError, match="sort is one of"):
+        SortedListScheduler("infX", "shortest")
     assert facts["evolving-2X+c"]().variant.name == "2X+c"
     with pytest.raises(SpecError):
         variant("3X")

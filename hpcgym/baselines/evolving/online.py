@@ -200,6 +200,49 @@ class EvolvingListScheduler(BaseScheduler):
         return min((t for t in times if t > after), default=math.inf)
 
 
+SORTS = ("longest", "widest")
+"""Fixed list orders of :class:`SortedListScheduler`."""
+
+
+class SortedListScheduler(EvolvingListScheduler):
+    """List scheduling with the list sorted by a fixed key of each application's request.
+
+    ``longest``: the longest applications first (the sum of their steps' durations);
+    ``widest``: the widest first (the most nodes any step asks for); ties in submission order.
+    The classic list-scheduling orders (LPT and its width analogue) applied to Klein and
+    Perez's list: not in the paper, but a list order a learned policy must beat (the order
+    agents of ``hpcgym.agents.order`` learn one). The key never changes, so the online run
+    keeps the offline plan (module doc).
+    """
+
+    def __init__(self, variant_name: str = "infX", sort: str = "longest") -> None:
+        if sort not in SORTS:
+            raise SpecError(f"evolving list sort is one of {', '.join(SORTS)}, not {sort!r}")
+        super().__init__(variant_name)
+        self.sort = sort
+
+    def __repr__(self) -> str:
+        return f"SortedListScheduler({self.variant.name!r}, sort={self.sort!r})"
+
+    def queued(self, sim: Simulator) -> list[Job]:
+        """The queued applications, longest (or widest) first, ties in submission order."""
+        queue = list(sim.queue.values())
+        if self.sort == "longest":
+            key = [-float(self._req(j).durations.sum()) for j in queue]
+        else:
+            key = [-float(self._req(j).nodes.max()) for j in queue]
+        order = sorted(range(len(queue)), key=lambda i: (key[i], i))
+        return [queue[i] for i in order]
+
+
 def evolving_factories() -> dict[str, Callable[[], EvolvingListScheduler]]:
-    """Registry entries: ``evolving-<variant>`` for the six variants."""
-    return {f"evolving-{name}": partial(EvolvingListScheduler, name) for name in VARIANTS}
+    """Registry entries: ``evolving-<variant>`` for the six variants, and two sorted lists.
+
+    ``evolving-infX-longest`` and ``evolving-infX-widest``: :class:`SortedListScheduler`.
+    """
+    out: dict[str, Callable[[], EvolvingListScheduler]] = {
+        f"evolving-{name}": partial(EvolvingListScheduler, name) for name in VARIANTS
+    }
+    for sort in SORTS:
+        out[f"evolving-infX-{sort}"] = partial(SortedListScheduler, "infX", sort)
+    return out

@@ -49,6 +49,7 @@ from hpcgym.baselines.base import (
     runtime_estimate,
     smallest_size,
 )
+from hpcgym.baselines.priority import SCORES, Ranking
 from hpcgym.errors import SpecError
 from hpcgym.sim import (
     Job,
@@ -88,6 +89,11 @@ class MEBFConfig:
             phase boundary, as in the paper's simulator; see the module docstring).
         phases: Equal phases per malleable job when ``resize_at="phase"`` (**Choice**: the
             paper's application models are not given; 10).
+        order: The queue's order, a score of ``hpcgym.baselines.priority`` (``fcfs``, the
+            paper's: submission order; ``sjf``, ``f1``, ...): the head that starts, is shrunk
+            for and holds the reservation is the best-ranked job, and backfilling tries the
+            others in rank order (``mebf-sjf``, ``mebf-f1``; not in the paper: the strongest
+            heuristics of the rigid scenarios, given malleability).
     """
 
     variant: Variant = "basic"
@@ -98,6 +104,7 @@ class MEBFConfig:
     spare_ratio: float = 0.5
     resize_at: ResizeAt = "now"
     phases: int = 10
+    order: str = "fcfs"
 
     def __post_init__(self) -> None:
         if self.variant not in ("basic", "shrink+", "expand+"):
@@ -112,6 +119,8 @@ class MEBFConfig:
             raise SpecError(f"MEBF resize_at is now or phase, not {self.resize_at!r}")
         if isinstance(self.phases, bool) or not isinstance(self.phases, int) or self.phases < 1:
             raise SpecError(f"MEBF phases must be an integer >= 1, not {self.phases!r}")
+        if self.order not in SCORES:
+            raise SpecError(f"MEBF order is one of {', '.join(SCORES)}, not {self.order!r}")
 
 
 def scalability(spec: JobSpec, model: SpeedupModel | None = None) -> float:
@@ -163,7 +172,8 @@ class MEBF(BaseScheduler):
         self.reset()
 
     def __repr__(self) -> str:
-        return f"MEBF({self.config.variant!r}, {self.config.policy!r})"
+        order = "" if self.config.order == "fcfs" else f", order={self.config.order!r}"
+        return f"MEBF({self.config.variant!r}, {self.config.policy!r}{order})"
 
     def reset(self) -> None:
         """Forget the previous episode."""
@@ -174,6 +184,24 @@ class MEBF(BaseScheduler):
         """Job id -> (phase boundary time, size) of a resize not yet applied."""
         self._held = 0
         """Idle nodes held for pending expansions (no other job may start on them)."""
+        order = self.config.order
+        self._rank = None if order == "fcfs" else Ranking(order, 0.0)
+
+    def _queue(self, sim: Simulator) -> list[Job]:
+        """The queued jobs in the configured order (submission order by default)."""
+        if self._rank is None:
+            return list(sim.queue.values())
+        rank = self._rank
+        rank.follow(sim)
+        now = sim.now
+        return sorted(sim.queue.values(), key=lambda j: rank.key(j, now))
+
+    def _head(self, sim: Simulator) -> Job | None:
+        """The queue's first job in the configured order, or ``None``."""
+        if self._rank is None:
+            return sim.queue_head()
+        queue = self._queue(sim)
+        return queue[0] if queue else None
 
     def _free(self, sim: Simulator) -> int:
         """Nodes free for a start or an expansion: idle ones not held for a pending expansion."""
@@ -220,7 +248,7 @@ class MEBF(BaseScheduler):
 
     def _start_heads(self, sim: Simulator) -> None:
         """Step 1: start jobs in submission order until one cannot start."""
-        while (job := sim.queue_head()) is not None:
+        while (job := self._head(sim)) is not None:
             size = preferred_or_fit(job.spec, self._free(sim))
             if not size:
                 return
@@ -310,7 +338,7 @@ class MEBF(BaseScheduler):
         slow its job down. Each shrink releases ``max(1, floor(share_factor * n))`` nodes (or
         fewer, down to the job's minimum size and size rule).
         """
-        head = sim.queue_head()
+        head = self._head(sim)
         if head is None:
             return False
         # Nodes that pending shrinks will release count as coming (resize_at="phase").
@@ -391,7 +419,7 @@ class MEBF(BaseScheduler):
 
     def _backfill(self, sim: Simulator) -> bool:
         """Step 3: EASY backfilling behind the head; whether anything started."""
-        head = sim.queue_head()
+        head = self._head(sim)
         if head is None:
             return False
         now = sim.now
@@ -399,7 +427,7 @@ class MEBF(BaseScheduler):
         ends = self._releases(sim)
         t_shadow, extra = shadow(now, free, smallest_size(head.spec), ends)
         started = False
-        for job in list(sim.queue.values()):
+        for job in self._queue(sim):
             if free <= 0:
                 break
             if job is head:
