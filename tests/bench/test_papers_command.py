@@ -124,3 +124,25 @@ def test_each_quick_check_runs_and_writes_its_table(name: str, tmp_path: Path) -
     if name == "dfrs":  # the resumable rows file beside --out holds every simulation
         rows = (tmp_path / "dfrs-rows.csv").read_text().splitlines()
         assert len(rows) - 1 == 132
+
+
+def test_the_mebf_quick_check_marks_its_verdicts_as_previews(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38, item 8: 4 windows cannot give a verdict the 20-window check may contradict
+    (the quick check printed "reproduced" where docs/papers.md says "not reproduced")."""
+    from hpcgym.bench.papers import mebf
+
+    df = mebf._simulate_all(mebf.ablation_cases(2), 2)  # two windows: the least for intervals
+    monkeypatch.setattr(mebf, "QUICK_WINDOWS", 2)
+    monkeypatch.setattr(mebf, "_simulate_all", lambda todo, workers: df)
+    text = mebf.run(quick=True, out=tmp_path / "mebf.md", workers=1)
+    table = [line for line in text.splitlines() if line.startswith("| turnaround gain")]
+    assert table
+    for line in table:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        verdicts = cells[len(cells) // 2 + 1 :]
+        assert verdicts and all(v.endswith("?") for v in verdicts), line
+    assert "preview (2 windows)" in text and "each verdict above is a preview" in text
+    full = mebf.ablation_report(df)
+    assert "?" not in full.split("### MEBF ablation: means")[0] and "| verdict, " in full

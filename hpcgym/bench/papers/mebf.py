@@ -425,11 +425,17 @@ def verdict(h: Headline, low: float, high: float) -> str:
     return "reversed"
 
 
-def ablation_report(df: pd.DataFrame) -> str:
-    """The ablation table: each headline per setting, mean over windows [95% interval]."""
+def ablation_report(df: pd.DataFrame, preview: bool = False) -> str:
+    """The ablation table: each headline per setting, mean over windows [95% interval].
+
+    ``preview`` (the quick check's few windows): each verdict is marked as a preview, and a
+    note says that only the full check's sample can give one (``docs/papers.md`` records the
+    full check's verdicts, which differ from the quick ones on some rows).
+    """
     settings = [s for s in SETTINGS if s in set(df["setting"])]
     windows = df[df["experiment"] == "ablation"]["seed"].nunique()
-    head = ["headline", "paper", *settings, *(f"verdict, {s}" for s in settings)]
+    word = f"preview ({windows} windows)" if preview else "verdict"
+    head = ["headline", "paper", *settings, *(f"{word}, {s}" for s in settings)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for h, values in headlines(df):
         cells, verdicts = [], []
@@ -437,13 +443,21 @@ def ablation_report(df: pd.DataFrame) -> str:
             x = values.xs(setting, level="setting").dropna().to_numpy(float)
             est = interval(x)
             cells.append(f"{est.value:.1f} [{est.low:.1f}, {est.high:.1f}]")
-            verdicts.append(verdict(h, est.low, est.high))
+            said = verdict(h, est.low, est.high)
+            verdicts.append(f"{said}?" if preview else said)
         lines.append("| " + " | ".join([h.label, h.paper, *cells, *verdicts]) + " |")
     parts = [
         f"### MEBF ablation: {windows} windows of 1,000 jobs, intensive arrivals; "
         "mean over windows [95% bootstrap interval]\n",
         "\n".join(lines) + "\n",
     ]
+    if preview:
+        parts.append(
+            f"Quick check: {windows} windows give intervals too wide to decide, so each verdict "
+            "above is a preview (marked ?), not a result; on some rows the full check "
+            f"({ABLATION_WINDOWS} windows, `hpcgym papers mebf` without --quick) reaches "
+            "another verdict, which docs/papers.md records.\n"
+        )
     sub = df[df["experiment"] == "ablation"]
     ctx = sub.groupby(["setting", "label"])[["turnaround", "slowdown", "shrinks", "expands"]]
     ctx_table = ctx.mean().unstack("label")
@@ -477,7 +491,7 @@ def run(quick: bool = False, out: Path | None = None, workers: int = 2) -> str:
     todo = ablation_cases(windows)
     t0 = time.perf_counter()
     df = _simulate_all(todo, workers)
-    text = ablation_report(df)
+    text = ablation_report(df, preview=quick)
     text += f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
     if out is not None:
         write_text(out, text)
