@@ -209,10 +209,12 @@ def _data_line_numbers(raw: bytes, n_records: int) -> np.ndarray:
     starts = np.concatenate(([0], nl + 1))
     ends = np.concatenate((nl, [len(b)]))
     nonblank = np.flatnonzero(b > 32)
+    if len(nonblank) == 0:  # only blank lines: legal, and no record
+        return np.zeros(0, dtype=np.int64)
     k = np.searchsorted(nonblank, starts)
     first = np.where(k < len(nonblank), nonblank[np.minimum(k, len(nonblank) - 1)], len(b))
     has_text = first < ends
-    is_data = has_text & (b[np.minimum(first, max(len(b) - 1, 0))] != ord(";"))
+    is_data = has_text & (b[np.minimum(first, len(b) - 1)] != ord(";"))
     return np.flatnonzero(is_data).astype(np.int64)
 
 

@@ -129,8 +129,13 @@ def swf_text(draw: st.DrawFn) -> bytes:
     if draw(st.booleans()):
         lines += ["; MaxNodes: 16", "; MaxProcs: 64"]
     for _ in range(draw(st.integers(0, 12))):
-        kind = draw(st.sampled_from(["good", "good", "good", "mutate", "fields", "blank", "note"]))
+        kind = draw(
+            st.sampled_from(["good", "good", "good", "mutate", "fields", "blank", "run", "note"])
+        )
         fields = draw(records())
+        if kind == "run":  # many blank lines at once: pieces of the file with no record (N3)
+            lines += [draw(st.sampled_from(["", " ", "\t"]))] * draw(st.integers(2, 80))
+            continue
         if kind == "mutate":
             fields[draw(st.integers(0, 17))] = draw(odd_tokens)
         elif kind == "fields":
@@ -222,6 +227,18 @@ def test_reader_on_garbage(raw, swf_path, limit):
 @given(raw=swf_text())
 def test_records_become_jobs_or_a_named_error(raw, swf_path, limit):
     check_workload(raw, swf_path, limit)
+
+
+@FAST
+@given(raw=swf_text(), chunk=st.integers(1, 96))
+def test_reader_agrees_with_the_oracle_in_small_pieces(raw, chunk, swf_path, limit):
+    """Pieces of a few bytes: some hold only blank or comment lines, some split nothing."""
+    import hpcgym.workloads.swf as swf
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(swf, "CHUNK_BYTES", chunk)
+        mp.setattr(swf, "SLOW_BYTES", max(1, chunk // 4))
+        check_reader(raw, swf_path, limit)
 
 
 @pytest.mark.slow
