@@ -28,7 +28,7 @@ import pandas as pd
 
 from hpcgym.atomic import write_bytes
 from hpcgym.errors import WorkloadError
-from hpcgym.workloads.header import SwfHeader
+from hpcgym.workloads.header import SwfHeader, check_machine_lines
 
 FIELDS: tuple[str, ...] = (
     "job_id",
@@ -58,6 +58,16 @@ COL = {name: i for i, name in enumerate(FIELDS)}
 
 PARTIAL_STATUSES: tuple[int, ...] = (2, 3, 4)
 """Status codes of partial-execution records, dropped by default (the job's summary line stays)."""
+
+STATUSES: tuple[int, ...] = (-1, 0, 1, 2, 3, 4, 5)
+"""The status codes (field 11) SWF 2.2 defines: 0 failed, 1 completed, 5 cancelled; 2, 3, 4 for
+partial-execution records (to be continued, last and completed, last and failed); -1 unknown."""
+
+_STATUS = COL["status"]
+_STATUS_RULE = (
+    "SWF 2.2 defines 0, 1, 5 (failed, completed, cancelled), 2, 3, 4 (partial executions) "
+    "and -1 (unknown)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,9 +191,13 @@ def _normalize(raw: bytes) -> bytes:
     return raw
 
 
-def _header_lines(raw: bytes) -> tuple[list[str], int, int]:
-    """The leading comment block (without ';'), the lines it spans and its length in bytes."""
+def _header_lines(raw: bytes) -> tuple[list[str], list[int], int, int]:
+    """The leading comment block: its comments (without ';') and their line numbers.
+
+    Also the number of lines the block spans and its length in bytes.
+    """
     out: list[str] = []
+    numbers: list[int] = []
     n = offset = 0
     while offset < len(raw):
         end = raw.find(b"\n", offset)
@@ -195,7 +209,8 @@ def _header_lines(raw: bytes) -> tuple[list[str], int, int]:
         offset = end
         if stripped:
             out.append(stripped[1:].rstrip().decode("ascii", errors="replace"))
-    return out, n, offset
+            numbers.append(n)
+    return out, numbers, n, offset
 
 
 def _data_line_numbers(raw: bytes, n_records: int) -> np.ndarray:
@@ -223,6 +238,8 @@ def _check_values(values: list[float]) -> tuple[int, str] | None:
     for k, v in enumerate(values):
         if not math.isfinite(v):
             return k, f"value {v} is not a finite number"
+        if k == _STATUS and v not in STATUSES:
+            return k, f"status {v:g} is not defined: {_STATUS_RULE}"
         if v < 0 and v != -1:
             return k, f"negative value {v:g}; SWF uses -1 for 'missing' and nothing below 0"
         if v >= INT64_LIMIT:
@@ -316,6 +333,7 @@ def _parse_fast(raw: bytes) -> np.ndarray | None:
         not np.isfinite(data).all()
         or ((data < 0) & (data != -1)).any()
         or (data >= INT64_LIMIT).any()
+        or not np.isin(data[:, _STATUS], STATUSES).all()
     ):
         return None
     return data
@@ -409,7 +427,8 @@ def read_swf(
     """
     p = Path(path)
     raw = _normalize(_read_bytes(p))
-    header_lines, head_lines, head_bytes = _header_lines(raw)
+    header_lines, header_numbers, head_lines, head_bytes = _header_lines(raw)
+    check_machine_lines(header_lines, header_numbers, str(p))
     header = SwfHeader.from_lines(header_lines)
     body = _Body(raw, p, strict)
     body.parse(head_bytes, len(raw), head_lines + 1, CHUNK_BYTES)
@@ -443,15 +462,23 @@ def _format_column(values: np.ndarray) -> np.ndarray:
 
 
 def _check_writable(trace: SwfTrace) -> None:
-    """Refuse values SWF cannot hold: non-finite ones, and magnitudes of 2^63 or more."""
+    """Refuse values SWF cannot hold.
+
+    Non-finite ones, magnitudes of 2^63 or more, and status codes SWF does not define.
+    """
     bad = ~np.isfinite(trace.data) | (np.abs(trace.data) >= INT64_LIMIT)
+    bad[:, _STATUS] |= ~np.isin(trace.data[:, _STATUS], STATUSES)
     if bad.any():
         i, k = (int(x[0]) for x in np.nonzero(bad))
         source = f" (line {trace.lines[i]} of {trace.path})" if trace.lines[i] else ""
+        rule = (
+            _STATUS_RULE
+            if k == _STATUS and np.isfinite(trace.data[i, k])
+            else "SWF holds finite values within the int64 range (magnitude below 2^63)"
+        )
         raise WorkloadError(
             f"record {i + 1}{source}, job {trace.data[i, 0]:g}: field {k + 1} ({FIELDS[k]}) "
-            f"is {trace.data[i, k]!r}; SWF holds finite values within the int64 range "
-            "(magnitude below 2^63). Fix the value before writing."
+            f"is {trace.data[i, k]!r}; {rule}. Fix the value before writing."
         )
 
 
