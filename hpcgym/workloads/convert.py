@@ -351,14 +351,16 @@ def read_workload(
     procs_per_node: int | None = None,
     name: str | None = None,
     allocation: Allocation = DEFAULT_ALLOCATION,
+    max_bytes: int | None = None,
 ) -> Workload:
     """Read an SWF file into a workload (:func:`read_swf`, then :func:`trace_to_workload`).
 
     ``allocation`` is ``"processor"`` (default, as in SWF) or ``"node"`` (whole nodes of
-    ``procs_per_node`` processors, rounded up); see :func:`trace_to_workload`.
+    ``procs_per_node`` processors, rounded up); see :func:`trace_to_workload`. ``max_bytes``
+    bounds the text read (see :func:`read_swf`).
     """
     allocation = check_allocation(allocation)
-    trace = read_swf(path, strict=strict)
+    trace = read_swf(path, strict=strict, max_bytes=max_bytes)
     return trace_to_workload(trace, name=name, procs_per_node=procs_per_node, allocation=allocation)
 
 

@@ -17,7 +17,6 @@ import math
 import os
 import re
 import warnings
-import zlib
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ import pandas as pd
 from hpcgym.atomic import write_bytes
 from hpcgym.errors import WorkloadError
 from hpcgym.workloads.header import SwfHeader, check_machine_lines
+from hpcgym.workloads.swf_input import read_limited
 
 FIELDS: tuple[str, ...] = (
     "job_id",
@@ -144,24 +144,6 @@ class SwfTrace:
         return pd.DataFrame(self.data, columns=list(FIELDS))
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise WorkloadError(
-            f"cannot read workload file {path}: {e.strerror or e}. Check the path and its "
-            "permissions (named sets look in $HPCGYM_WORKLOADS)."
-        ) from e
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            return gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as e:
-            raise WorkloadError(
-                f"cannot decompress {path}: {e}. The gzip file is damaged; fetch it again."
-            ) from e
-    return raw
-
-
 BOM = b"\xef\xbb\xbf"
 """The UTF-8 byte-order mark some editors put first; it is dropped."""
 
@@ -191,6 +173,9 @@ def _normalize(raw: bytes) -> bytes:
     return raw
 
 
+_BLANKS = re.compile(rb"[ \t\n]+")
+
+
 def _header_lines(raw: bytes) -> tuple[list[str], list[int], int, int]:
     """The leading comment block: its comments (without ';') and their line numbers.
 
@@ -200,6 +185,17 @@ def _header_lines(raw: bytes) -> tuple[list[str], list[int], int, int]:
     numbers: list[int] = []
     n = offset = 0
     while offset < len(raw):
+        blank = _BLANKS.match(raw, offset)  # a run of blank lines at once, not one by one
+        if blank is not None:
+            stop = blank.end()
+            if stop == len(raw):  # blank to the end
+                n += raw.count(b"\n", offset) + (not raw.endswith(b"\n"))
+                offset = stop
+                break
+            line_start = raw.rfind(b"\n", offset, stop) + 1
+            if line_start > offset:
+                n += raw.count(b"\n", offset, line_start)
+                offset = line_start
         end = raw.find(b"\n", offset)
         end = len(raw) if end < 0 else end + 1
         stripped = raw[offset:end].strip(b" \t\n")  # other control bytes are not blank
@@ -404,10 +400,12 @@ def read_swf(
     *,
     strict: bool = True,
     drop_status: Collection[int] = PARTIAL_STATUSES,
+    max_bytes: int | None = None,
 ) -> SwfTrace:
     """Read an SWF file (plain or gzip-compressed, detected from its first bytes).
 
     A UTF-8 byte-order mark is dropped and CR-LF or CR-only line endings are read as newlines.
+    The file is read as a stream (a pipe or a device works too), up to a limit.
 
     Args:
         path: The file.
@@ -415,18 +413,23 @@ def read_swf(
             bad lines are skipped and listed in ``trace.report.skipped``.
         drop_status: Records with these status codes (field 11) are dropped and counted in
             ``trace.report.filtered_status``; pass ``()`` to keep every record.
+        max_bytes: The most bytes of SWF text (after decompression) to read; ``None``: the
+            ``HPCGYM_SWF_MAX_BYTES`` environment variable, else 1 GiB
+            (:data:`hpcgym.workloads.swf_input.DEFAULT_MAX_BYTES`).
 
     Returns:
         The trace, records in file order.
 
     Raises:
-        WorkloadError: The file cannot be read, or (``strict``) a data line has a wrong field
-            count, a token that is not an SWF number, a non-ASCII or control character, a
-            non-finite value, a negative value other than ``-1`` or a value of 2^63 or more.
+        WorkloadError: The file cannot be read or holds more than ``max_bytes``; a header
+            ``MaxNodes``/``MaxProcs`` cannot size a machine; or (``strict``) a data line has a
+            wrong field count, a token that is not an SWF number, a non-ASCII or control
+            character, a non-finite value, a negative value other than ``-1``, a value of 2^63
+            or more, or a status SWF does not define.
             The message names the file, line and field.
     """
     p = Path(path)
-    raw = _normalize(_read_bytes(p))
+    raw = _normalize(read_limited(p, max_bytes))
     header_lines, header_numbers, head_lines, head_bytes = _header_lines(raw)
     check_machine_lines(header_lines, header_numbers, str(p))
     header = SwfHeader.from_lines(header_lines)

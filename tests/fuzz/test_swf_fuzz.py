@@ -318,6 +318,50 @@ def test_the_machine_size_is_read_or_refused_with_its_line(raw, swf_path, limit)
         assert w.platform.total_nodes * w.platform.clusters[0].cores <= 2**24
 
 
+@st.composite
+def bombs(draw: st.DrawFn) -> tuple[bytes, bytes]:
+    """``(file, text)``: a unit repeated up to thousands of times, plain or gzipped (one member
+    or many), the shape of a decompression bomb or a file of endless blank lines (N4)."""
+    unit = draw(st.sampled_from([b"\0", b"\n", b" \t\n", b"; c\n", b"\r\n", RECORD]))
+    text = draw(st.sampled_from([b"", b"; MaxProcs: 4\n", RECORD])) + unit * draw(
+        st.integers(0, 30_000)
+    )
+    form = draw(st.sampled_from(["plain", "gzip", "members"]))
+    if form == "plain":
+        return text, text
+    if form == "gzip":
+        return gzip.compress(text, mtime=0), text
+    cut = draw(st.integers(0, len(text)))
+    return gzip.compress(text[:cut], mtime=0) + gzip.compress(text[cut:], mtime=0), text
+
+
+RECORD = b"1 0 0 10 1 -1 -1 1 20 -1 1 3 4 -1 -1 -1 -1 -1\n"
+
+
+def read_or_error(path: Path, **kw) -> tuple[str, object]:
+    try:
+        trace = read_swf(path, strict=False, drop_status=(), **kw)
+    except WorkloadError as e:
+        return "error", str(e)
+    return "trace", (trace.data.tolist(), trace.lines.tolist(), trace.header.lines)
+
+
+@FAST
+@given(bomb=bombs(), data=st.data())
+def test_the_size_limit_counts_the_text_read(bomb, data, swf_path, limit):
+    """Refused exactly when the (decompressed) text passes the limit; else read as without it."""
+    raw, text = bomb
+    max_bytes = data.draw(st.integers(1, 2 * len(text) + 2), label="max_bytes")
+    swf_path.write_bytes(raw)
+    with limit(20):
+        if len(text) > max_bytes:
+            with pytest.raises(WorkloadError, match=f"more than {max_bytes:,} bytes"):
+                read_swf(swf_path, strict=False, max_bytes=max_bytes)
+        else:
+            got = read_or_error(swf_path, max_bytes=max_bytes)
+            assert got == read_or_error(swf_path)
+
+
 @pytest.mark.slow
 @LONG
 @given(raw=st.one_of(swf_text(), garbage))
