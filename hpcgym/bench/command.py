@@ -298,8 +298,12 @@ def run_bench(
     failed = [failures[i] for i in sorted(failures)]
     metrics = {sc.name: sc.metric for sc in chosen}
     title = "hpcgym bench: " + ", ".join(names)
-    board, written = write_report(outcomes, folder, title, metrics, failed, job_table)
-    close("complete" if not failed else "complete, with failed episodes")
+    try:
+        board, written = write_report(outcomes, folder, title, metrics, failed, job_table)
+    except BaseException:
+        close("crashed")  # the stored cells stay; --resume writes the report again
+        raise
+    close(run_status(len(outcomes), len(failed)))
     print(
         f"{session['cells_run']} episodes in {session['wall_seconds']:.1f} s "
         f"(CPU {session['cpu_seconds']:.1f} s) on {ex.describe()}"
@@ -307,6 +311,8 @@ def run_bench(
     print(terminal(board))
     for f in failed:
         print(f"FAILED: {f.policy} on {f.scenario}, episode seed {f.seed}: {f.error}")
+    if failed and not outcomes:
+        print(f"every episode failed ({len(failed)}): no results, only failures.csv")
     if failed:
         print(f"errors and tracebacks: {folder.resolve() / 'failures.csv'}; rerun them: --resume")
     print(f"results, leaderboard and run.json: {folder.resolve()}")
@@ -321,6 +327,16 @@ def run_bench(
     return 1 if failed else 0
 
 
+def run_status(done: int, failed: int) -> str:
+    """``run.json``'s final status after the report.
+
+    ``complete``, ``complete, with failed episodes``, or ``failed`` (every episode failed).
+    """
+    if not failed:
+        return "complete"
+    return "failed" if not done else "complete, with failed episodes"
+
+
 def outcome_label(outcome: Outcome) -> str:
     """The policy of an outcome, for progress lines."""
     return outcome.policy if isinstance(outcome, TaskFailure) else str(outcome.row["policy"])
@@ -328,7 +344,12 @@ def outcome_label(outcome: Outcome) -> str:
 
 def _from_record(path: str) -> tuple[list[scenarios.Scenario], list[str] | None]:
     record = read_record(Path(path))
-    chosen, policies = config_scenarios(record["config"])
+    try:
+        chosen, policies = config_scenarios(record["config"])
+    except SpecError as e:
+        raise SpecError(
+            f"{path}: {e}. Fix the file, or start a new run with --scenario and --policy"
+        ) from None
     print(
         f"repeating the run recorded in {path} (hpcgym {record.get('hpcgym_version')}, "
         f"commit {record.get('git_commit') or 'unknown'})"

@@ -54,11 +54,11 @@ def leaderboard(
     after those (its means cover only the episodes that ran).
     """
     metrics = metrics or {}
-    cols = list(
-        dict.fromkeys(
-            [c for c in (*HEADLINE, *COUNTS) if c in results.columns] + list(metrics.values())
-        )
-    )
+    cols = [
+        c
+        for c in dict.fromkeys([*HEADLINE, *COUNTS, *metrics.values()])
+        if c in results.columns  # none when every episode failed
+    ]
     groups = results.groupby(["scenario", "policy"], sort=False)
     table = groups[cols].mean()
     table.insert(0, "episodes", groups.size())
@@ -250,7 +250,9 @@ def markdown(board: pd.DataFrame, title: str) -> str:
                 "jobs that never started up to the cut, `unfinished` counts them.",
                 "",
             ]
-        if "failed" in part and (part["failed"] > 0).any():
+        if "failed" in part and (part["episodes"] == 0).all():
+            lines += ["No results: every episode failed; see `failures.csv`.", ""]
+        elif "failed" in part and (part["failed"] > 0).any():
             lines += ["Policies with failed episodes rank last: see `failures.csv`.", ""]
     return "\n".join(lines)
 

@@ -112,8 +112,21 @@ def _agent_key(agent: dict[str, Any]) -> Any:
 
 
 def config_scenarios(config: dict[str, Any]) -> tuple[list[Scenario], list[str] | None]:
-    """The scenarios and policies of a recorded configuration (``--from``)."""
+    """The scenarios and policies of a recorded configuration (``--from``).
+
+    Raises:
+        SpecError: Not a configuration; a scenario that is not valid (name, preset, metric); a
+            policy list that is not a list of names; nothing to run.
+    """
     try:
+        for d in config["scenarios"]:
+            if not (
+                isinstance(d["policies"], list) and all(isinstance(p, str) for p in d["policies"])
+            ):
+                raise SpecError(
+                    f"scenario {d.get('name')!r}: 'policies' must be a list of policy names, "
+                    f"not {d['policies']!r}"
+                )
         scenarios = [
             Scenario(
                 d["name"],
@@ -128,7 +141,18 @@ def config_scenarios(config: dict[str, Any]) -> tuple[list[Scenario], list[str] 
         ]
     except (KeyError, TypeError) as e:
         raise SpecError(f"not a bench configuration (missing {e}); give a run.json") from None
-    return scenarios, config.get("policies")
+    policies = config.get("policies")
+    if policies is not None and not (
+        isinstance(policies, list) and all(isinstance(p, str) for p in policies)
+    ):
+        raise SpecError(f"'policies' must be a list of policy names or null, not {policies!r}")
+    for sc in scenarios:
+        if not policies and not sc.policies:
+            raise SpecError(
+                f"scenario {sc.name} has no policies and the run names none ('policies': "
+                f"{policies!r}): there is nothing to run"
+            )
+    return scenarios, policies
 
 
 def run_record(

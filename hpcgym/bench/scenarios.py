@@ -27,8 +27,12 @@ from gymnasium.utils.seeding import np_random
 
 from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
+from hpcgym.sim.metrics import SUMMARY_KEYS
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+METRICS: tuple[str, ...] = (*SUMMARY_KEYS, "unfinished", "unstarted")
+"""What a scenario may rank policies by: the episode metrics (columns of ``results.csv``)."""
+
 CLASSIC = ("fcfs", "sjf", "easy", "conservative")
 ELASTIC = ("fcfs", "easy", "mebf", "mebf-spare", "mebf-intensive")
 
@@ -66,6 +70,11 @@ class Scenario:
                 "with a letter or digit"
             )
         check_env_id(self.env_id, f"scenario {self.name}")
+        if self.metric not in METRICS:
+            raise SpecError(
+                f"scenario {self.name}: metric {self.metric!r} is not an episode metric; use "
+                f"one of {', '.join(METRICS)} (e.g. mean_bsld)"
+            )
 
 
 _SCENARIOS: dict[str, Scenario] = {}
