@@ -20,6 +20,7 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import shutil
 import sys
@@ -44,9 +45,11 @@ from hpcgym.bench.runinfo import (
     run_config,
     run_record,
 )
+from hpcgym.bench.runlock import empty_folder, folder_lock
 from hpcgym.bench.runner import (
     EXECUTORS,
     Outcome,
+    Task,
     TaskFailure,
     TaskOutcome,
     execute,
@@ -72,19 +75,23 @@ def choose_folder(
     run_dir: Path | None,
     resume: bool,
     overwrite: bool,
+    held: contextlib.ExitStack,
 ) -> tuple[Path, dict[str, Any] | None]:
-    """The run folder and, when resuming, its earlier ``run.json`` record.
+    """The run folder, locked until ``held`` closes, and when resuming its ``run.json`` record.
 
     Raises:
         SpecError: An explicit folder exists and neither ``resume`` nor ``overwrite`` is given;
             ``overwrite`` of a folder that is not a bench run; nothing to resume; a resumed
-            folder made by another configuration.
+            folder made by another configuration; a folder another run holds (its lock), or
+            took between the check and the lock.
     """
     if resume and overwrite:
         raise SpecError("give --resume or --overwrite, not both")
     if run_dir is None:
         if not resume:
-            return new_run_dir(out, [label], chash), None
+            folder = new_run_dir(out, [label], chash)
+            held.enter_context(folder_lock(folder))
+            return folder, None
         found = latest_run_dir(out, [label], chash)
         if found is None:
             raise SpecError(
@@ -97,8 +104,15 @@ def choose_folder(
         if resume:
             raise SpecError(f"nothing to resume in {run_dir}: it is empty or missing")
         run_dir.mkdir(parents=True, exist_ok=True)
+        held.enter_context(folder_lock(run_dir))
+        if any(run_dir.iterdir()):  # another run came first, and has ended
+            raise SpecError(
+                f"{run_dir} was filled by another hpcgym bench meanwhile: give --resume to "
+                "finish that run, or leave out --run-dir for a new folder"
+            )
         return run_dir, None
     if resume:
+        held.enter_context(folder_lock(run_dir))
         record = read_record(run_dir)
         if record.get("config_hash") != chash:
             raise SpecError(
@@ -112,8 +126,8 @@ def choose_folder(
             raise SpecError(
                 f"{run_dir} is not a bench run folder (no {RUN_JSON}): not overwriting it"
             )
-        shutil.rmtree(run_dir)
-        run_dir.mkdir(parents=True)
+        held.enter_context(folder_lock(run_dir))
+        empty_folder(run_dir)  # the folder stays, and so does its lock
         return run_dir, None
     raise SpecError(
         f"{run_dir} already exists: give --resume to finish that run, --overwrite to replace "
@@ -200,7 +214,8 @@ def run_bench(
 
     Raises:
         SpecError: ``job_table`` cannot be written (``report.check_job_table``; checked
-            before any episode runs).
+            before any episode runs); the run folder is refused (:func:`choose_folder`), among
+            others because another ``hpcgym bench`` holds it (one run per folder at a time).
     """
     check_job_table(job_table)
     names = [sc.name for sc in chosen]
@@ -218,9 +233,41 @@ def run_bench(
         check_adapted(adapted)
     config = run_config(chosen, policies)
     chash = config_hash(config)
-    folder, earlier = choose_folder(
-        out, label or "+".join(names), chash, run_dir, resume, overwrite
-    )
+    with contextlib.ExitStack() as held:  # the folder's lock, until the report is written
+        folder, earlier = choose_folder(
+            out, label or "+".join(names), chash, run_dir, resume, overwrite, held
+        )
+        return _run_in(
+            folder,
+            earlier,
+            chosen,
+            tasks,
+            config,
+            argv=argv,
+            executor=executor,
+            workers=workers,
+            ray_address=ray_address,
+            progress=progress,
+            job_table=job_table,
+        )
+
+
+def _run_in(
+    folder: Path,
+    earlier: dict[str, Any] | None,
+    chosen: Sequence[scenarios.Scenario],
+    tasks: list[Task],
+    config: dict[str, Any],
+    *,
+    argv: Sequence[str],
+    executor: str,
+    workers: int,
+    ray_address: str | None,
+    progress: bool,
+    job_table: str,
+) -> int:
+    """:func:`run_bench` in its chosen (and locked) folder."""
+    names = [sc.name for sc in chosen]
     done: dict[int, TaskOutcome] = {}
     if earlier is not None:
         # Failed cells run again: their old errors would only mislead.
