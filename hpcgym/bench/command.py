@@ -36,6 +36,7 @@ from hpcgym.bench.policies import policy_kind
 from hpcgym.bench.report import JOB_TABLES, check_job_table, terminal, write_report
 from hpcgym.bench.runinfo import (
     RUN_JSON,
+    check_agents_unchanged,
     config_hash,
     config_scenarios,
     latest_run_dir,
@@ -68,10 +69,27 @@ def _json(record: dict[str, Any]) -> str:
     return json.dumps(record, indent=2, sort_keys=False) + "\n"
 
 
+RESUME_CHANGED = (
+    "To benchmark the new weights, start a new run (without --resume); to finish this run, "
+    "restore the weights it used."
+)
+
+
+def _newest_run(out: Path, label: str) -> Path | None:
+    """The newest run folder under ``out/label``, whatever its configuration."""
+    parent = out / label
+    runs = (
+        sorted((p for p in parent.iterdir() if (p / RUN_JSON).is_file()), key=lambda p: p.name)
+        if parent.is_dir()
+        else []
+    )
+    return runs[-1] if runs else None
+
+
 def choose_folder(
     out: Path,
     label: str,
-    chash: str,
+    config: dict[str, Any],
     run_dir: Path | None,
     resume: bool,
     overwrite: bool,
@@ -82,9 +100,10 @@ def choose_folder(
     Raises:
         SpecError: An explicit folder exists and neither ``resume`` nor ``overwrite`` is given;
             ``overwrite`` of a folder that is not a bench run; nothing to resume; a resumed
-            folder made by another configuration; a folder another run holds (its lock), or
-            took between the check and the lock.
+            folder made by another configuration, or with an agent whose weights changed; a
+            folder another run holds (its lock), or took between the check and the lock.
     """
+    chash = config_hash(config)
     if resume and overwrite:
         raise SpecError("give --resume or --overwrite, not both")
     if run_dir is None:
@@ -94,6 +113,14 @@ def choose_folder(
             return folder, None
         found = latest_run_dir(out, [label], chash)
         if found is None:
+            newest = _newest_run(out, label)  # the same run, but an agent changed since?
+            if newest is not None:
+                check_agents_unchanged(
+                    read_record(newest)["config"].get("agents"),
+                    config["agents"],
+                    f"nothing to resume: the newest run, {newest}",
+                    RESUME_CHANGED,
+                )
             raise SpecError(
                 f"nothing to resume: no run of this configuration (hash {chash}) under "
                 f"{out / label}; leave out --resume to start one"
@@ -114,6 +141,9 @@ def choose_folder(
     if resume:
         held.enter_context(folder_lock(run_dir))
         record = read_record(run_dir)
+        check_agents_unchanged(
+            record["config"].get("agents"), config["agents"], str(run_dir), RESUME_CHANGED
+        )
         if record.get("config_hash") != chash:
             raise SpecError(
                 f"{run_dir} holds a run of another configuration (hash "
@@ -232,10 +262,9 @@ def run_bench(
         print(f"checking that the preset windows suit {', '.join(a[0] for a in adapted)}")
         check_adapted(adapted)
     config = run_config(chosen, policies)
-    chash = config_hash(config)
     with contextlib.ExitStack() as held:  # the folder's lock, until the report is written
         folder, earlier = choose_folder(
-            out, label or "+".join(names), chash, run_dir, resume, overwrite, held
+            out, label or "+".join(names), config, run_dir, resume, overwrite, held
         )
         return _run_in(
             folder,
@@ -397,6 +426,13 @@ def _from_record(path: str) -> tuple[list[scenarios.Scenario], list[str] | None]
         raise SpecError(
             f"{path}: {e}. Fix the file, or start a new run with --scenario and --policy"
         ) from None
+    check_agents_unchanged(
+        record["config"].get("agents"),
+        run_config(chosen, policies)["agents"],
+        path,
+        "To benchmark the new weights, start a new run without --from (--scenario and "
+        "--policy); to repeat the recorded run, restore the weights it used.",
+    )
     print(
         f"repeating the run recorded in {path} (hpcgym {record.get('hpcgym_version')}, "
         f"commit {record.get('git_commit') or 'unknown'})"

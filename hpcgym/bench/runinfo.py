@@ -111,6 +111,29 @@ def _agent_key(agent: dict[str, Any]) -> Any:
     return agent["sha256"] if decode == "greedy" else f"{agent['sha256']}:{decode}"
 
 
+def check_agents_unchanged(recorded: Any, current: dict[str, Any], where: str, how: str) -> None:
+    """Refuse to run an agent whose weights are not those a run recorded.
+
+    ``recorded`` and ``current`` are configurations' ``agents`` entries (policy -> file, SHA-256,
+    card); ``where`` names the run, ``how`` says what to do instead.
+
+    Raises:
+        SpecError: Naming the agent, its file, the recorded and the current SHA-256.
+    """
+    if not isinstance(recorded, dict):
+        return
+    for policy, then in recorded.items():
+        now = current.get(policy)
+        old = then.get("sha256") if isinstance(then, dict) else None
+        if now is None or old is None or old == now.get("sha256"):
+            continue
+        found = f"now {now['sha256']}" if now.get("sha256") else "now the file is missing"
+        raise SpecError(
+            f"{where}: agent {policy} has changed since the run: its weights ({now['file']}) "
+            f"had SHA-256 {old}, {found}. {how}"
+        )
+
+
 def config_scenarios(config: dict[str, Any]) -> tuple[list[Scenario], list[str] | None]:
     """The scenarios and policies of a recorded configuration (``--from``).
 
