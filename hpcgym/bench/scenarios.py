@@ -29,7 +29,8 @@ from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 from hpcgym.sim.metrics import SUMMARY_KEYS
 
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]*")
+"""A scenario name: one folder name (no separator, no leading dot); `@` as in `x@validation`."""
 METRICS: tuple[str, ...] = (*SUMMARY_KEYS, "unfinished", "unstarted")
 """What a scenario may rank policies by: the episode metrics (columns of ``results.csv``)."""
 
@@ -66,8 +67,8 @@ class Scenario:
         # import a module.
         if not (isinstance(self.name, str) and _NAME.fullmatch(self.name)):
             raise SpecError(
-                f"scenario name {self.name!r}: use letters, digits, '.', '_' and '-', starting "
-                "with a letter or digit"
+                f"scenario name {self.name!r}: use letters, digits, '.', '_', '@' and '-', "
+                "starting with a letter or digit"
             )
         check_env_id(self.env_id, f"scenario {self.name}")
         if self.metric not in METRICS:
