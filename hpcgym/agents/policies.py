@@ -21,6 +21,7 @@ The plain MLP is SB3's own ``MultiInputPolicy`` (Dict observations) or ``MlpPoli
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch as th
@@ -92,7 +93,7 @@ class JobScoringExtractor(BaseFeaturesExtractor):
         self.q_levels = [blocks[b][2] for b in _QUEUE_BLOCKS if b in blocks]
         self.r_levels = [blocks[b][2] for b in _RUNNING_BLOCKS if b in blocks]
         self.has_resume = "resume" in blocks
-        ctx_in = int(th.tensor(shapes["cluster"]).prod()) + int(shapes["time"][0])  # type: ignore[index]
+        ctx_in = math.prod(shapes["cluster"]) + int(shapes["time"][0])  # type: ignore[arg-type,index]
         pooled = 2 + int(self.has_resume)
         super().__init__(observation_space, self.n_actions + embed * (1 + pooled))
         self.context = nn.Sequential(nn.Linear(ctx_in, embed), nn.Tanh())

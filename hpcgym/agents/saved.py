@@ -334,7 +334,9 @@ def load_agent(
 
     Raises:
         SpecError: Nothing is saved there, the card is not one, names an unknown policy class or
-            other spaces than its env has now, or the agent is a pickled zip and
+            other spaces than its env has now, its ``policy_kwargs`` describe another network
+            than the weights hold (checked before the network is built,
+            :mod:`hpcgym.agents.weights_check`), or the agent is a pickled zip and
             ``trust_pickle`` is false.
     """
     import gymnasium as gym
@@ -355,7 +357,10 @@ def load_agent(
         raise SpecError(f"{card_path} names no policy class: not a card of {weights.name}")
     from safetensors.torch import load_model
 
+    from hpcgym.agents.weights_check import check_card_fits
+
     env = gym.make(card.env_id, **card.env_kwargs)
+    check_card_fits(card, card_path, weights, env)  # before any memory goes to the network
     policy = build_policy(card, env)
     env.close()
     load_model(policy, str(weights), device="cpu")

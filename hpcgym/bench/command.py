@@ -20,6 +20,7 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import shutil
 import sys
@@ -42,6 +43,7 @@ from hpcgym.bench.report import (
 )
 from hpcgym.bench.runinfo import (
     RUN_JSON,
+    check_agents_unchanged,
     config_hash,
     config_scenarios,
     latest_run_dir,
@@ -51,9 +53,11 @@ from hpcgym.bench.runinfo import (
     run_config,
     run_record,
 )
+from hpcgym.bench.runlock import empty_folder, folder_lock
 from hpcgym.bench.runner import (
     EXECUTORS,
     Outcome,
+    Task,
     TaskFailure,
     TaskOutcome,
     execute,
@@ -72,28 +76,58 @@ def _json(record: dict[str, Any]) -> str:
     return json.dumps(record, indent=2, sort_keys=False) + "\n"
 
 
+RESUME_CHANGED = (
+    "To benchmark the new weights, start a new run (without --resume); to finish this run, "
+    "restore the weights it used."
+)
+
+
+def _newest_run(out: Path, label: str) -> Path | None:
+    """The newest run folder under ``out/label``, whatever its configuration."""
+    parent = out / label
+    runs = (
+        sorted((p for p in parent.iterdir() if (p / RUN_JSON).is_file()), key=lambda p: p.name)
+        if parent.is_dir()
+        else []
+    )
+    return runs[-1] if runs else None
+
+
 def choose_folder(
     out: Path,
     label: str,
-    chash: str,
+    config: dict[str, Any],
     run_dir: Path | None,
     resume: bool,
     overwrite: bool,
+    held: contextlib.ExitStack,
 ) -> tuple[Path, dict[str, Any] | None]:
-    """The run folder and, when resuming, its earlier ``run.json`` record.
+    """The run folder, locked until ``held`` closes, and when resuming its ``run.json`` record.
 
     Raises:
         SpecError: An explicit folder exists and neither ``resume`` nor ``overwrite`` is given;
             ``overwrite`` of a folder that is not a bench run; nothing to resume; a resumed
-            folder made by another configuration.
+            folder made by another configuration, or with an agent whose weights changed; a
+            folder another run holds (its lock), or took between the check and the lock.
     """
+    chash = config_hash(config)
     if resume and overwrite:
         raise SpecError("give --resume or --overwrite, not both")
     if run_dir is None:
         if not resume:
-            return new_run_dir(out, [label], chash), None
+            folder = new_run_dir(out, [label], chash)
+            held.enter_context(folder_lock(folder))
+            return folder, None
         found = latest_run_dir(out, [label], chash)
         if found is None:
+            newest = _newest_run(out, label)  # the same run, but an agent changed since?
+            if newest is not None:
+                check_agents_unchanged(
+                    read_record(newest)["config"].get("agents"),
+                    config["agents"],
+                    f"nothing to resume: the newest run, {newest}",
+                    RESUME_CHANGED,
+                )
             raise SpecError(
                 f"nothing to resume: no run of this configuration (hash {chash}) under "
                 f"{out / label}; leave out --resume to start one"
@@ -104,9 +138,19 @@ def choose_folder(
         if resume:
             raise SpecError(f"nothing to resume in {run_dir}: it is empty or missing")
         run_dir.mkdir(parents=True, exist_ok=True)
+        held.enter_context(folder_lock(run_dir))
+        if any(run_dir.iterdir()):  # another run came first, and has ended
+            raise SpecError(
+                f"{run_dir} was filled by another hpcgym bench meanwhile: give --resume to "
+                "finish that run, or leave out --run-dir for a new folder"
+            )
         return run_dir, None
     if resume:
+        held.enter_context(folder_lock(run_dir))
         record = read_record(run_dir)
+        check_agents_unchanged(
+            record["config"].get("agents"), config["agents"], str(run_dir), RESUME_CHANGED
+        )
         if record.get("config_hash") != chash:
             raise SpecError(
                 f"{run_dir} holds a run of another configuration (hash "
@@ -119,8 +163,8 @@ def choose_folder(
             raise SpecError(
                 f"{run_dir} is not a bench run folder (no {RUN_JSON}): not overwriting it"
             )
-        shutil.rmtree(run_dir)
-        run_dir.mkdir(parents=True)
+        held.enter_context(folder_lock(run_dir))
+        empty_folder(run_dir)  # the folder stays, and so does its lock
         return run_dir, None
     raise SpecError(
         f"{run_dir} already exists: give --resume to finish that run, --overwrite to replace "
@@ -207,7 +251,8 @@ def run_bench(
 
     Raises:
         SpecError: ``job_table`` cannot be written (``report.check_job_table``; checked
-            before any episode runs).
+            before any episode runs); the run folder is refused (:func:`choose_folder`), among
+            others because another ``hpcgym bench`` holds it (one run per folder at a time).
     """
     check_job_table(job_table)
     names = [sc.name for sc in chosen]
@@ -224,10 +269,41 @@ def run_bench(
         print(f"checking that the preset windows suit {', '.join(a[0] for a in adapted)}")
         check_adapted(adapted)
     config = run_config(chosen, policies)
-    chash = config_hash(config)
-    folder, earlier = choose_folder(
-        out, label or "+".join(names), chash, run_dir, resume, overwrite
-    )
+    with contextlib.ExitStack() as held:  # the folder's lock, until the report is written
+        folder, earlier = choose_folder(
+            out, label or "+".join(names), config, run_dir, resume, overwrite, held
+        )
+        return _run_in(
+            folder,
+            earlier,
+            chosen,
+            tasks,
+            config,
+            argv=argv,
+            executor=executor,
+            workers=workers,
+            ray_address=ray_address,
+            progress=progress,
+            job_table=job_table,
+        )
+
+
+def _run_in(
+    folder: Path,
+    earlier: dict[str, Any] | None,
+    chosen: Sequence[scenarios.Scenario],
+    tasks: list[Task],
+    config: dict[str, Any],
+    *,
+    argv: Sequence[str],
+    executor: str,
+    workers: int,
+    ray_address: str | None,
+    progress: bool,
+    job_table: str,
+) -> int:
+    """:func:`run_bench` in its chosen (and locked) folder."""
+    names = [sc.name for sc in chosen]
     done: dict[int, TaskOutcome] = {}
     if earlier is not None:
         # Failed cells run again: their old errors would only mislead.
@@ -307,8 +383,14 @@ def run_bench(
     title = "hpcgym bench: " + ", ".join(names)
     notes = {sc.name: episodes_note(sc) for sc in chosen}
     best = {sc.name: sc.best_heuristic for sc in chosen if sc.best_heuristic}
-    board, written = write_report(outcomes, folder, title, metrics, failed, job_table, notes, best)
-    close("complete" if not failed else "complete, with failed episodes")
+    try:
+        board, written = write_report(
+            outcomes, folder, title, metrics, failed, job_table, notes, best
+        )
+    except BaseException:
+        close("crashed")  # the stored cells stay; --resume writes the report again
+        raise
+    close(run_status(len(outcomes), len(failed)))
     print(
         f"{session['cells_run']} episodes in {session['wall_seconds']:.1f} s "
         f"(CPU {session['cpu_seconds']:.1f} s) on {ex.describe()}"
@@ -318,6 +400,8 @@ def run_bench(
         print(f"{name}: {best_heuristic_line(heuristic).replace('**', '')}")
     for f in failed:
         print(f"FAILED: {f.policy} on {f.scenario}, episode seed {f.seed}: {f.error}")
+    if failed and not outcomes:
+        print(f"every episode failed ({len(failed)}): no results, only failures.csv")
     if failed:
         print(f"errors and tracebacks: {folder.resolve() / 'failures.csv'}; rerun them: --resume")
     print(f"results, leaderboard and run.json: {folder.resolve()}")
@@ -332,6 +416,16 @@ def run_bench(
     return 1 if failed else 0
 
 
+def run_status(done: int, failed: int) -> str:
+    """``run.json``'s final status after the report.
+
+    ``complete``, ``complete, with failed episodes``, or ``failed`` (every episode failed).
+    """
+    if not failed:
+        return "complete"
+    return "failed" if not done else "complete, with failed episodes"
+
+
 def outcome_label(outcome: Outcome) -> str:
     """The policy of an outcome, for progress lines."""
     return outcome.policy if isinstance(outcome, TaskFailure) else str(outcome.row["policy"])
@@ -339,7 +433,19 @@ def outcome_label(outcome: Outcome) -> str:
 
 def _from_record(path: str) -> tuple[list[scenarios.Scenario], list[str] | None]:
     record = read_record(Path(path))
-    chosen, policies = config_scenarios(record["config"])
+    try:
+        chosen, policies = config_scenarios(record["config"])
+    except SpecError as e:
+        raise SpecError(
+            f"{path}: {e}. Fix the file, or start a new run with --scenario and --policy"
+        ) from None
+    check_agents_unchanged(
+        record["config"].get("agents"),
+        run_config(chosen, policies)["agents"],
+        path,
+        "To benchmark the new weights, start a new run without --from (--scenario and "
+        "--policy); to repeat the recorded run, restore the weights it used.",
+    )
     print(
         f"repeating the run recorded in {path} (hpcgym {record.get('hpcgym_version')}, "
         f"commit {record.get('git_commit') or 'unknown'})"

@@ -319,7 +319,9 @@ def markdown(board: pd.DataFrame, title: str, best: dict[str, str] | None = None
                 "jobs that never started up to the cut, `unfinished` counts them.",
                 "",
             ]
-        if "failed" in part and (part["failed"] > 0).any():
+        if "failed" in part and (part["episodes"] == 0).all():
+            lines += ["No results: every episode failed; see `failures.csv`.", ""]
+        elif "failed" in part and (part["failed"] > 0).any():
             lines += ["Policies with failed episodes rank last: see `failures.csv`.", ""]
     return "\n".join(lines)
 

@@ -111,9 +111,45 @@ def _agent_key(agent: dict[str, Any]) -> Any:
     return agent["sha256"] if decode == "greedy" else f"{agent['sha256']}:{decode}"
 
 
+def check_agents_unchanged(recorded: Any, current: dict[str, Any], where: str, how: str) -> None:
+    """Refuse to run an agent whose weights are not those a run recorded.
+
+    ``recorded`` and ``current`` are configurations' ``agents`` entries (policy -> file, SHA-256,
+    card); ``where`` names the run, ``how`` says what to do instead.
+
+    Raises:
+        SpecError: Naming the agent, its file, the recorded and the current SHA-256.
+    """
+    if not isinstance(recorded, dict):
+        return
+    for policy, then in recorded.items():
+        now = current.get(policy)
+        old = then.get("sha256") if isinstance(then, dict) else None
+        if now is None or old is None or old == now.get("sha256"):
+            continue
+        found = f"now {now['sha256']}" if now.get("sha256") else "now the file is missing"
+        raise SpecError(
+            f"{where}: agent {policy} has changed since the run: its weights ({now['file']}) "
+            f"had SHA-256 {old}, {found}. {how}"
+        )
+
+
 def config_scenarios(config: dict[str, Any]) -> tuple[list[Scenario], list[str] | None]:
-    """The scenarios and policies of a recorded configuration (``--from``)."""
+    """The scenarios and policies of a recorded configuration (``--from``).
+
+    Raises:
+        SpecError: Not a configuration; a scenario that is not valid (name, preset, metric); a
+            policy list that is not a list of names; nothing to run.
+    """
     try:
+        for d in config["scenarios"]:
+            if not (
+                isinstance(d["policies"], list) and all(isinstance(p, str) for p in d["policies"])
+            ):
+                raise SpecError(
+                    f"scenario {d.get('name')!r}: 'policies' must be a list of policy names, "
+                    f"not {d['policies']!r}"
+                )
         scenarios = [
             Scenario(
                 d["name"],
@@ -128,7 +164,18 @@ def config_scenarios(config: dict[str, Any]) -> tuple[list[Scenario], list[str] 
         ]
     except (KeyError, TypeError) as e:
         raise SpecError(f"not a bench configuration (missing {e}); give a run.json") from None
-    return scenarios, config.get("policies")
+    policies = config.get("policies")
+    if policies is not None and not (
+        isinstance(policies, list) and all(isinstance(p, str) for p in policies)
+    ):
+        raise SpecError(f"'policies' must be a list of policy names or null, not {policies!r}")
+    for sc in scenarios:
+        if not policies and not sc.policies:
+            raise SpecError(
+                f"scenario {sc.name} has no policies and the run names none ('policies': "
+                f"{policies!r}): there is nothing to run"
+            )
+    return scenarios, policies
 
 
 def run_record(

@@ -114,6 +114,11 @@ def plan(scenarios: Sequence[Scenario], policies: Sequence[str] | None = None) -
     tasks = []
     for sc in scenarios:
         chosen = list(policies) if policies else list(sc.policies)
+        if not chosen:
+            raise SpecError(
+                f"scenario {sc.name}: no policies to run (it has none of its own and none were "
+                "given); name some, e.g. --policy easy"
+            )
         kinds = [policy_kind(p) for p in chosen]  # fail early on an unknown name
         labels = policy_labels(chosen)  # and on a policy given twice
         for p, kind, label in zip(chosen, kinds, labels, strict=True):

@@ -27,8 +27,13 @@ from gymnasium.utils.seeding import np_random
 
 from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
+from hpcgym.sim.metrics import SUMMARY_KEYS
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]*")
+"""A scenario name: one folder name (no separator, no leading dot); `@` as in `x@validation`."""
+METRICS: tuple[str, ...] = (*SUMMARY_KEYS, "unfinished", "unstarted")
+"""What a scenario may rank policies by: the episode metrics (columns of ``results.csv``)."""
+
 CLASSIC = ("fcfs", "sjf", "easy", "conservative")
 ELASTIC = ("fcfs", "easy", "mebf", "mebf-spare", "mebf-intensive")
 
@@ -79,6 +84,11 @@ class Scenario:
             raise SpecError(
                 f"scenario {self.name}: its best heuristic {self.best_heuristic!r} is not one of "
                 "its policies"
+            )
+        if self.metric not in METRICS:
+            raise SpecError(
+                f"scenario {self.name}: metric {self.metric!r} is not an episode metric; use "
+                f"one of {', '.join(METRICS)} (e.g. mean_bsld)"
             )
 
 

@@ -43,6 +43,22 @@ SLOWDOWN_FLOOR = 1.0
 
 _MEANS = ("wait", "response", "run", "slowdown", "bsld", "stretch", "bounded_stretch", "waste")
 _SUMS = ("reconfigurations", "preemptions", "migrations")
+SUMMARY_KEYS: tuple[str, ...] = (
+    "jobs",
+    "completed",
+    "killed",
+    "rejected",
+    *(f"{stat}_{name}" for name in _MEANS for stat in ("mean", "max")),
+    *_SUMS,
+    "makespan",
+    "utilization",
+    "effective_utilization",
+    "normalized_underutilization",
+    "lost_work",
+    "normalized_lost_work",
+    "energy",
+)
+"""The keys of an episode summary (:func:`summarize`), in its order."""
 # ``member.value`` is a property lookup per call on Python 3.11: read each once.
 _STATE_VALUES = {s: s.value for s in JobState}
 _KIND_VALUES = {k: k.value for k in JobKind}

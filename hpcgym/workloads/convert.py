@@ -27,7 +27,7 @@ import hpcgym
 from hpcgym.errors import SpecError, WorkloadError
 from hpcgym.sim.platform import Platform
 from hpcgym.sim.spec import JobSpec, rigid_specs, rigid_valid
-from hpcgym.workloads.header import HPCGYM_PREFIX, SwfHeader
+from hpcgym.workloads.header import HPCGYM_PREFIX, MAX_MACHINE_UNITS, SwfHeader
 from hpcgym.workloads.swf import (
     COL,
     FIELDS,
@@ -127,13 +127,14 @@ def _check_header(trace: SwfTrace) -> None:
 
 
 def _machine_units(
-    trace: SwfTrace, ppn: int, allocation: Allocation, sizes: np.ndarray
+    trace: SwfTrace, ppn: int, allocation: Allocation, sizes: np.ndarray, source: np.ndarray
 ) -> tuple[int, str]:
     """The machine's size in units, from the header, and where it comes from (for errors).
 
     Processors: ``MaxProcs``, else ``MaxNodes`` nodes of ``ppn``; a header with neither is an
     error (the machine is unknown). Nodes: ``MaxProcs / ppn``, else ``MaxNodes``, else the
     largest job (the behaviour of node allocation before processors became the default).
+    A machine of more than :data:`MAX_MACHINE_UNITS` units is an error.
     """
     header = trace.header
     _check_header(trace)
@@ -141,7 +142,14 @@ def _machine_units(
         if header.max_procs:
             return header.max_procs, f"header MaxProcs {header.max_procs}"
         if header.max_nodes:
-            return header.max_nodes * ppn, f"header MaxNodes {header.max_nodes} x {ppn}"
+            units = header.max_nodes * ppn
+            if units > MAX_MACHINE_UNITS:
+                raise WorkloadError(
+                    f"{trace.path}: header MaxNodes {header.max_nodes} x {ppn} processors per "
+                    f"node is {units:,} processors, more than the {MAX_MACHINE_UNITS:,} hpcgym "
+                    "simulates. Fix the header or procs_per_node, or pass allocation='node'."
+                )
+            return units, f"header MaxNodes {header.max_nodes} x {ppn}"
         raise WorkloadError(
             f"{trace.path}: the header gives neither MaxProcs nor MaxNodes, so the machine's "
             "size is unknown. Add a '; MaxProcs: N' line to the header, give the platform "
@@ -158,7 +166,18 @@ def _machine_units(
         return size, f"header MaxProcs {header.max_procs} / {ppn}"
     if header.max_nodes:
         return header.max_nodes, f"header MaxNodes {header.max_nodes}"
-    return (int(sizes.max()) if len(sizes) else 1), "largest job"
+    if not len(sizes):
+        return 1, "largest job"
+    k = int(np.argmax(sizes))
+    if sizes[k] > MAX_MACHINE_UNITS:
+        i = int(source[k])
+        raise WorkloadError(
+            f"{_where(trace, i)}: job {trace.data[i, COL['job_id']]:g} needs {sizes[k]:,} nodes, "
+            f"and with neither MaxProcs nor MaxNodes in the header the machine is sized by its "
+            f"largest job: more than the {MAX_MACHINE_UNITS:,} nodes hpcgym simulates. Fix the "
+            "record, or add a '; MaxNodes: N' line to the header."
+        )
+    return int(sizes[k]), "largest job"
 
 
 def _check_fit(
@@ -292,7 +311,7 @@ def trace_to_workload(
         kept[:, COL["group_id"]].astype(np.int64),
     )
     if platform is None:
-        units, machine = _machine_units(trace, ppn, allocation, nodes)
+        units, machine = _machine_units(trace, ppn, allocation, nodes, source)
         platform = Platform.single(units, cores=1 if allocation == "processor" else ppn)
     else:
         _check_header(trace)
@@ -332,14 +351,16 @@ def read_workload(
     procs_per_node: int | None = None,
     name: str | None = None,
     allocation: Allocation = DEFAULT_ALLOCATION,
+    max_bytes: int | None = None,
 ) -> Workload:
     """Read an SWF file into a workload (:func:`read_swf`, then :func:`trace_to_workload`).
 
     ``allocation`` is ``"processor"`` (default, as in SWF) or ``"node"`` (whole nodes of
-    ``procs_per_node`` processors, rounded up); see :func:`trace_to_workload`.
+    ``procs_per_node`` processors, rounded up); see :func:`trace_to_workload`. ``max_bytes``
+    bounds the text read (see :func:`read_swf`).
     """
     allocation = check_allocation(allocation)
-    trace = read_swf(path, strict=strict)
+    trace = read_swf(path, strict=strict, max_bytes=max_bytes)
     return trace_to_workload(trace, name=name, procs_per_node=procs_per_node, allocation=allocation)
 
 

@@ -7,12 +7,26 @@ acknowledgements; anything derived from a trace keeps the lines and adds its own
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from hpcgym.errors import WorkloadError
 
 _KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)\s*:\s?(.*)$")
 
 HPCGYM_PREFIX = "hpcgym"
 """Header keys written by hpcgym start with this (``hpcgym-command``, ``hpcgym-seed``, ...)."""
+
+MAX_MACHINE_UNITS = 2**24
+"""The largest machine a header may describe: 16,777,216 processors (or nodes).
+
+The largest machines built have about ten million cores; each unit costs the simulator a few
+bytes of state, so a header announcing a billion would only end in a failed allocation."""
+
+MACHINE_KEYS = ("maxnodes", "maxprocs")
+"""The header keys that size the machine (lower case; keys match case-insensitively)."""
+
+_WHOLE = re.compile(r"[+-]?[0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,3 +135,45 @@ class SwfHeader:
             if not dropping:
                 kept.append(line)
         return SwfHeader(tuple(kept))
+
+
+def _is_continuation(line: str) -> bool:
+    return line.startswith(("   ", "\t"))
+
+
+def check_machine_lines(lines: Sequence[str], numbers: Sequence[int], path: str) -> None:
+    """Refuse a ``MaxNodes`` or ``MaxProcs`` line that cannot size a machine.
+
+    Its value must start with a whole number (words may follow) of at most
+    :data:`MAX_MACHINE_UNITS`, and a key given twice must give the same number both times.
+    ``lines`` are header lines (``;`` removed), ``numbers`` their line numbers in ``path``.
+
+    Raises:
+        WorkloadError: Naming the file, the line and what to write instead.
+    """
+    seen: dict[str, tuple[int, int, str]] = {}
+    for line, number in zip(lines, numbers, strict=True):
+        m = _KEY.match(line)
+        if m is None or _is_continuation(line) or m.group(1).lower() not in MACHINE_KEYS:
+            continue
+        key, value = m.group(1), m.group(2).strip()
+        where = f"{path}:{number}: header {key}: {value}"
+        tokens = value.split()
+        if not tokens or _WHOLE.fullmatch(tokens[0]) is None:
+            raise WorkloadError(
+                f"{where} is not a whole number, so the machine's size is unknown. Write it as "
+                f"a positive integer ('; {key}: 128'), or remove the line and give the platform."
+            )
+        size = int(tokens[0])
+        if size > MAX_MACHINE_UNITS:
+            raise WorkloadError(
+                f"{where} is more than the {MAX_MACHINE_UNITS:,} processors or nodes hpcgym "
+                "simulates (the largest machines built have about ten million cores). Fix the "
+                "header."
+            )
+        first = seen.setdefault(key.lower(), (number, size, value))
+        if first[1] != size:
+            raise WorkloadError(
+                f"{where} contradicts line {first[0]} ({key}: {first[2]}), so the machine's "
+                f"size is ambiguous. Keep one {key} line."
+            )

@@ -17,7 +17,6 @@ import math
 import os
 import re
 import warnings
-import zlib
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -28,7 +27,8 @@ import pandas as pd
 
 from hpcgym.atomic import write_bytes
 from hpcgym.errors import WorkloadError
-from hpcgym.workloads.header import SwfHeader
+from hpcgym.workloads.header import SwfHeader, check_machine_lines
+from hpcgym.workloads.swf_input import read_limited
 
 FIELDS: tuple[str, ...] = (
     "job_id",
@@ -58,6 +58,16 @@ COL = {name: i for i, name in enumerate(FIELDS)}
 
 PARTIAL_STATUSES: tuple[int, ...] = (2, 3, 4)
 """Status codes of partial-execution records, dropped by default (the job's summary line stays)."""
+
+STATUSES: tuple[int, ...] = (-1, 0, 1, 2, 3, 4, 5)
+"""The status codes (field 11) SWF 2.2 defines: 0 failed, 1 completed, 5 cancelled; 2, 3, 4 for
+partial-execution records (to be continued, last and completed, last and failed); -1 unknown."""
+
+_STATUS = COL["status"]
+_STATUS_RULE = (
+    "SWF 2.2 defines 0, 1, 5 (failed, completed, cancelled), 2, 3, 4 (partial executions) "
+    "and -1 (unknown)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,24 +144,6 @@ class SwfTrace:
         return pd.DataFrame(self.data, columns=list(FIELDS))
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise WorkloadError(
-            f"cannot read workload file {path}: {e.strerror or e}. Check the path and its "
-            "permissions (named sets look in $HPCGYM_WORKLOADS)."
-        ) from e
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            return gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as e:
-            raise WorkloadError(
-                f"cannot decompress {path}: {e}. The gzip file is damaged; fetch it again."
-            ) from e
-    return raw
-
-
 BOM = b"\xef\xbb\xbf"
 """The UTF-8 byte-order mark some editors put first; it is dropped."""
 
@@ -181,11 +173,29 @@ def _normalize(raw: bytes) -> bytes:
     return raw
 
 
-def _header_lines(raw: bytes) -> tuple[list[str], int, int]:
-    """The leading comment block (without ';'), the lines it spans and its length in bytes."""
+_BLANKS = re.compile(rb"[ \t\n]+")
+
+
+def _header_lines(raw: bytes) -> tuple[list[str], list[int], int, int]:
+    """The leading comment block: its comments (without ';') and their line numbers.
+
+    Also the number of lines the block spans and its length in bytes.
+    """
     out: list[str] = []
+    numbers: list[int] = []
     n = offset = 0
     while offset < len(raw):
+        blank = _BLANKS.match(raw, offset)  # a run of blank lines at once, not one by one
+        if blank is not None:
+            stop = blank.end()
+            if stop == len(raw):  # blank to the end
+                n += raw.count(b"\n", offset) + (not raw.endswith(b"\n"))
+                offset = stop
+                break
+            line_start = raw.rfind(b"\n", offset, stop) + 1
+            if line_start > offset:
+                n += raw.count(b"\n", offset, line_start)
+                offset = line_start
         end = raw.find(b"\n", offset)
         end = len(raw) if end < 0 else end + 1
         stripped = raw[offset:end].strip(b" \t\n")  # other control bytes are not blank
@@ -195,7 +205,8 @@ def _header_lines(raw: bytes) -> tuple[list[str], int, int]:
         offset = end
         if stripped:
             out.append(stripped[1:].rstrip().decode("ascii", errors="replace"))
-    return out, n, offset
+            numbers.append(n)
+    return out, numbers, n, offset
 
 
 def _data_line_numbers(raw: bytes, n_records: int) -> np.ndarray:
@@ -209,10 +220,12 @@ def _data_line_numbers(raw: bytes, n_records: int) -> np.ndarray:
     starts = np.concatenate(([0], nl + 1))
     ends = np.concatenate((nl, [len(b)]))
     nonblank = np.flatnonzero(b > 32)
+    if len(nonblank) == 0:  # only blank lines: legal, and no record
+        return np.zeros(0, dtype=np.int64)
     k = np.searchsorted(nonblank, starts)
     first = np.where(k < len(nonblank), nonblank[np.minimum(k, len(nonblank) - 1)], len(b))
     has_text = first < ends
-    is_data = has_text & (b[np.minimum(first, max(len(b) - 1, 0))] != ord(";"))
+    is_data = has_text & (b[np.minimum(first, len(b) - 1)] != ord(";"))
     return np.flatnonzero(is_data).astype(np.int64)
 
 
@@ -221,6 +234,8 @@ def _check_values(values: list[float]) -> tuple[int, str] | None:
     for k, v in enumerate(values):
         if not math.isfinite(v):
             return k, f"value {v} is not a finite number"
+        if k == _STATUS and v not in STATUSES:
+            return k, f"status {v:g} is not defined: {_STATUS_RULE}"
         if v < 0 and v != -1:
             return k, f"negative value {v:g}; SWF uses -1 for 'missing' and nothing below 0"
         if v >= INT64_LIMIT:
@@ -314,6 +329,7 @@ def _parse_fast(raw: bytes) -> np.ndarray | None:
         not np.isfinite(data).all()
         or ((data < 0) & (data != -1)).any()
         or (data >= INT64_LIMIT).any()
+        or not np.isin(data[:, _STATUS], STATUSES).all()
     ):
         return None
     return data
@@ -384,10 +400,12 @@ def read_swf(
     *,
     strict: bool = True,
     drop_status: Collection[int] = PARTIAL_STATUSES,
+    max_bytes: int | None = None,
 ) -> SwfTrace:
     """Read an SWF file (plain or gzip-compressed, detected from its first bytes).
 
     A UTF-8 byte-order mark is dropped and CR-LF or CR-only line endings are read as newlines.
+    The file is read as a stream (a pipe or a device works too), up to a limit.
 
     Args:
         path: The file.
@@ -395,19 +413,25 @@ def read_swf(
             bad lines are skipped and listed in ``trace.report.skipped``.
         drop_status: Records with these status codes (field 11) are dropped and counted in
             ``trace.report.filtered_status``; pass ``()`` to keep every record.
+        max_bytes: The most bytes of SWF text (after decompression) to read; ``None``: the
+            ``HPCGYM_SWF_MAX_BYTES`` environment variable, else 1 GiB
+            (:data:`hpcgym.workloads.swf_input.DEFAULT_MAX_BYTES`).
 
     Returns:
         The trace, records in file order.
 
     Raises:
-        WorkloadError: The file cannot be read, or (``strict``) a data line has a wrong field
-            count, a token that is not an SWF number, a non-ASCII or control character, a
-            non-finite value, a negative value other than ``-1`` or a value of 2^63 or more.
+        WorkloadError: The file cannot be read or holds more than ``max_bytes``; a header
+            ``MaxNodes``/``MaxProcs`` cannot size a machine; or (``strict``) a data line has a
+            wrong field count, a token that is not an SWF number, a non-ASCII or control
+            character, a non-finite value, a negative value other than ``-1``, a value of 2^63
+            or more, or a status SWF does not define.
             The message names the file, line and field.
     """
     p = Path(path)
-    raw = _normalize(_read_bytes(p))
-    header_lines, head_lines, head_bytes = _header_lines(raw)
+    raw = _normalize(read_limited(p, max_bytes))
+    header_lines, header_numbers, head_lines, head_bytes = _header_lines(raw)
+    check_machine_lines(header_lines, header_numbers, str(p))
     header = SwfHeader.from_lines(header_lines)
     body = _Body(raw, p, strict)
     body.parse(head_bytes, len(raw), head_lines + 1, CHUNK_BYTES)
@@ -441,15 +465,23 @@ def _format_column(values: np.ndarray) -> np.ndarray:
 
 
 def _check_writable(trace: SwfTrace) -> None:
-    """Refuse values SWF cannot hold: non-finite ones, and magnitudes of 2^63 or more."""
+    """Refuse values SWF cannot hold.
+
+    Non-finite ones, magnitudes of 2^63 or more, and status codes SWF does not define.
+    """
     bad = ~np.isfinite(trace.data) | (np.abs(trace.data) >= INT64_LIMIT)
+    bad[:, _STATUS] |= ~np.isin(trace.data[:, _STATUS], STATUSES)
     if bad.any():
         i, k = (int(x[0]) for x in np.nonzero(bad))
         source = f" (line {trace.lines[i]} of {trace.path})" if trace.lines[i] else ""
+        rule = (
+            _STATUS_RULE
+            if k == _STATUS and np.isfinite(trace.data[i, k])
+            else "SWF holds finite values within the int64 range (magnitude below 2^63)"
+        )
         raise WorkloadError(
             f"record {i + 1}{source}, job {trace.data[i, 0]:g}: field {k + 1} ({FIELDS[k]}) "
-            f"is {trace.data[i, k]!r}; SWF holds finite values within the int64 range "
-            "(magnitude below 2^63). Fix the value before writing."
+            f"is {trace.data[i, k]!r}; {rule}. Fix the value before writing."
         )
 
 

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hpcgym.workloads.header import SwfHeader
-from hpcgym.workloads.swf import N_FIELDS, SwfTrace, read_swf, write_swf
+from hpcgym.workloads.swf import COL, N_FIELDS, STATUSES, SwfTrace, read_swf, write_swf
 
 value = st.one_of(
     st.just(-1.0),
@@ -15,9 +15,13 @@ value = st.one_of(
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.lists(value, min_size=N_FIELDS, max_size=N_FIELDS), max_size=30))
-def test_any_valid_records_survive_write_and_read(tmp_path_factory, rows):
+@given(
+    st.lists(st.lists(value, min_size=N_FIELDS, max_size=N_FIELDS), max_size=30),
+    st.lists(st.sampled_from(STATUSES), min_size=30, max_size=30),
+)
+def test_any_valid_records_survive_write_and_read(tmp_path_factory, rows, statuses):
     data = np.array(rows, dtype=np.float64).reshape(-1, N_FIELDS)
+    data[:, COL["status"]] = statuses[: len(data)]
     trace = SwfTrace(SwfHeader((" Version: 2.2", " Note: property test")), data)
     path = write_swf(trace, tmp_path_factory.mktemp("rt") / "t.swf")
     again = read_swf(path, drop_status=())

@@ -1,0 +1,117 @@
+"""A bench run where nothing runs, or nothing works, ends honestly (issue "Hardening III", N6).
+
+When every cell failed the report raised ``KeyError: "Columns not found: 'mean_bsld'"`` and
+run.json said "running" for ever; a run.json with ``policies: []`` or an unknown ``metric``
+went as far as a run folder and the same ``KeyError``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import hpcgym.bench.command as command
+from hpcgym.baselines import registry
+from hpcgym.baselines.base import BaseScheduler
+from hpcgym.bench import scenarios
+from hpcgym.bench.command import run_bench
+from hpcgym.bench.runinfo import read_record
+from hpcgym.cli import main
+from hpcgym.errors import SpecError
+
+MICRO = scenarios.Scenario("micro-test", "hpcgym/Rigid-v0", {"n_jobs": 12}, (5, 6), ("fcfs",))
+
+
+class _Broken(BaseScheduler):
+    """A scheduler that fails at its first decision point."""
+
+    def schedule(self, sim: object) -> None:
+        raise RuntimeError("broken on purpose")
+
+
+def test_every_cell_failing_gives_a_report_and_a_failed_run(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(registry._FACTORIES, "broken-test", _Broken)
+    folder = tmp_path / "r"
+    code = run_bench([MICRO], ["broken-test"], run_dir=folder, executor="serial", progress=False)
+    assert code == 1
+    record = read_record(folder)
+    assert record["status"] == "failed"
+    assert record["cells"] == {"total": 2, "done": 0, "failed": 2}
+    failures = pd.read_csv(folder / "failures.csv")
+    assert failures["seed"].tolist() == [5, 6]
+    board = (folder / "leaderboard.md").read_text()
+    assert "| 1 | broken-test |" in board and "every episode failed" in board
+    out = capsys.readouterr().out
+    assert "every episode failed" in out and "failures.csv" in out
+    assert not (folder / "results.csv").exists()
+
+
+def test_a_report_that_raises_leaves_run_json_crashed_not_running(tmp_path, monkeypatch):
+    def broken_report(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(command, "write_report", broken_report)
+    folder = tmp_path / "r"
+    with pytest.raises(OSError, match="disk full"):
+        run_bench([MICRO], ["fcfs"], run_dir=folder, executor="serial", progress=False)
+    assert read_record(folder)["status"] == "crashed"
+    assert len(list((folder / "cells").rglob("*.json"))) == 2  # the results are kept
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    folder = tmp_path_factory.mktemp("rec") / "a"
+    assert run_bench([MICRO], ["fcfs"], run_dir=folder, executor="serial", progress=False) == 0
+    return read_record(folder)
+
+
+def _from(tmp_path: Path, record: dict[str, object], capsys) -> tuple[int, str]:
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(record))
+    capsys.readouterr()
+    code = main(["bench", "--from", str(path), "--executor", "serial", "--run-dir",
+                 str(tmp_path / "run"), "--no-progress"])  # fmt: skip
+    return code, capsys.readouterr().err
+
+
+def test_a_run_json_with_an_unknown_metric_is_refused_before_any_folder(tmp_path, recorded, capsys):
+    record = json.loads(json.dumps(recorded))
+    record["config"]["scenarios"][0]["metric"] = "nonsense"
+    code, err = _from(tmp_path, record, capsys)
+    assert code == 2 and not (tmp_path / "run").exists()
+    assert "edited.json" in err and "metric 'nonsense'" in err and "mean_bsld" in err
+    assert err.count("\n") == 1
+
+
+def test_a_run_json_with_no_policies_is_refused_before_any_folder(tmp_path, recorded, capsys):
+    record = json.loads(json.dumps(recorded))
+    record["config"]["policies"] = []
+    record["config"]["scenarios"][0]["policies"] = []
+    code, err = _from(tmp_path, record, capsys)
+    assert code == 2 and not (tmp_path / "run").exists()
+    assert "edited.json" in err and "no policies" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("policies", ["easy", [1, 2], {"a": 1}])
+def test_a_run_json_whose_policies_are_not_a_list_of_names_is_refused(
+    tmp_path, recorded, capsys, policies
+):
+    record = json.loads(json.dumps(recorded))
+    record["config"]["policies"] = policies
+    code, err = _from(tmp_path, record, capsys)
+    assert code == 2 and not (tmp_path / "run").exists() and "policies" in err
+
+
+def test_a_scenario_without_policies_is_refused_before_any_folder(tmp_path):
+    bare = scenarios.Scenario("bare-test", "hpcgym/Rigid-v0", {"n_jobs": 12}, (5,), ())
+    with pytest.raises(SpecError, match="bare-test: no policies to run"):
+        run_bench([bare], None, run_dir=tmp_path / "r", progress=False)
+    assert not (tmp_path / "r").exists()
+
+
+def test_an_unknown_metric_is_refused_in_a_scenario():
+    with pytest.raises(SpecError, match="metric 'nonsense' is not an episode metric"):
+        scenarios.Scenario("m-test", "hpcgym/Rigid-v0", {}, (1,), ("fcfs",), metric="nonsense")
