@@ -29,6 +29,7 @@ import pandas as pd
 
 from hpcgym.atomic import atomic_path, write_text
 from hpcgym.bench.axes import (
+    AXES,
     COUNTS,
     DOMINATED,
     columns,
@@ -155,14 +156,7 @@ def intervals(results: pd.DataFrame, metrics: dict[str, str] | None = None) -> p
     return pd.DataFrame(rows)
 
 
-_AXES_SHOWN = (
-    "mean_response",
-    "makespan",
-    "utilization",
-    "resizes_per_job",
-    "killed",
-    "unfinished",
-)
+_AXES_SHOWN = (*AXES, "killed", "unfinished")
 """The cost axes ``intervals`` gives beside the objective's intervals (means over episodes)."""
 
 
