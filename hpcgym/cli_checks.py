@@ -36,15 +36,54 @@ def env_kwargs_arg(text: str | None, option: str = "--env-kwargs") -> dict[str, 
 
 
 def known_env_id(env_id: str) -> str:
-    """``env_id`` if Gymnasium knows it; else a ``SpecError`` listing hpcgym's ids."""
+    """``env_id`` if it is one of hpcgym's registered ids; else a ``SpecError`` listing them.
+
+    Other Gymnasium ids (``CartPole-v1``) are refused too: hpcgym's commands pass hpcgym's
+    arguments (splits, windows) to the env.
+    """
     import gymnasium as gym
 
     import hpcgym  # noqa: F401  (registers the ids)
 
-    if env_id not in gym.registry:
+    if not env_id.startswith("hpcgym/") or env_id not in gym.registry:
         ours = sorted(k for k in gym.registry if k.startswith("hpcgym/"))
         raise SpecError(f"unknown env id {env_id!r}; registered hpcgym ids: {', '.join(ours)}")
     return env_id
+
+
+_POSITIVE_INTS = ("n_steps", "batch_size", "n_epochs", "train_freq", "gradient_steps")
+_UNIT_FLOATS = ("gamma", "gae_lambda", "tau")
+_POSITIVE_FLOATS = ("learning_rate", "clip_range", "max_grad_norm")
+_NON_NEGATIVE_FLOATS = ("ent_coef", "vf_coef")
+
+
+def hyperparameter(key: str, value: object) -> object:
+    """``value`` if it suits the SB3 hyperparameter ``key``; else a one-line ``SpecError``.
+
+    Counts (``n_steps``, ``batch_size``, ``n_epochs``, ...) are integers >= 1; ``gamma``,
+    ``gae_lambda`` and ``tau`` finite numbers in [0, 1]; ``learning_rate``, ``clip_range`` and
+    ``max_grad_norm`` finite and > 0; ``ent_coef`` and ``vf_coef`` finite and >= 0. Other keys
+    pass unchecked (SB3 checks them, or they are policy arguments).
+    """
+    import math
+
+    def number() -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise SpecError(f"--hp {key} must be a number, got {value!r}")
+        if not math.isfinite(value):
+            raise SpecError(f"--hp {key} must be finite, got {value!r}")
+        return float(value)
+
+    if key in _POSITIVE_INTS:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise SpecError(f"--hp {key} must be an integer >= 1, got {value!r}")
+    elif key in _UNIT_FLOATS and not 0.0 <= number() <= 1.0:
+        raise SpecError(f"--hp {key} must be in [0, 1], got {value!r}")
+    elif key in _POSITIVE_FLOATS and not number() > 0.0:
+        raise SpecError(f"--hp {key} must be > 0, got {value!r}")
+    elif key in _NON_NEGATIVE_FLOATS and not number() >= 0.0:
+        raise SpecError(f"--hp {key} must be >= 0, got {value!r}")
+    return value
 
 
 def at_least(option: str, value: int | None, least: int) -> None:

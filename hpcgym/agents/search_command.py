@@ -127,6 +127,7 @@ def _search_one(
 def run(args: argparse.Namespace) -> int:
     """The ``search-score`` command."""
     known_env_id(args.env)
+    at_least("--seed", args.seed, 0)
     for flag, value in (("--generations", args.generations), ("--episodes", args.episodes)):
         if value is not None:
             at_least(flag, value, 1)

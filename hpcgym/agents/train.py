@@ -43,7 +43,13 @@ from typing import Any
 from hpcgym.agents.decode import check_decode
 from hpcgym.agents.runrecord import RUN_JSON, RunRecord
 from hpcgym.agents.saved import ALGORITHMS, AgentCard, card_for, save_agent, write_atomic
-from hpcgym.cli_checks import at_least, env_kwargs_arg, known_env_id, writable_folder
+from hpcgym.cli_checks import (
+    at_least,
+    env_kwargs_arg,
+    hyperparameter,
+    known_env_id,
+    writable_folder,
+)
 from hpcgym.errors import SpecError
 from hpcgym.provenance import git_commit
 
@@ -504,13 +510,14 @@ def run(args: argparse.Namespace) -> int:
     """The ``train`` command."""
     known_env_id(args.env)
     at_least("--n-envs", args.n_envs, 1)
+    at_least("--seed", args.seed, 0)
     env_kwargs = env_kwargs_arg(args.env_kwargs)
     overrides = {}
     for item in args.hp or []:
         key, sep, value = item.partition("=")
         if not sep:
             raise SpecError(f"--hp takes key=value, got {item!r}")
-        overrides[key] = _parse_value(value)
+        overrides[key] = hyperparameter(key, _parse_value(value))
     cfg = TrainConfig(
         env_id=args.env,
         algo=args.algo,

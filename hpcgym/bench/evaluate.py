@@ -130,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
     """The ``evaluate`` command."""
     known_env_id(args.env)
     at_least("--episodes", args.episodes, 1)
+    at_least("--seed", args.seed, 0)
     env_kwargs = env_kwargs_arg(args.env_kwargs)
     if args.out:
         writable_file(args.out)

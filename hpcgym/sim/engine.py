@@ -70,6 +70,28 @@ raises ``StalledError``: the clock has stopped and nobody acts."""
 _SIGNAL_MASK = 0xFFF
 """Pending signals (Ctrl-C) are let in every ``_SIGNAL_MASK + 1`` decision points."""
 
+EXACT_TICK_SKIP = 10_000_000
+"""Ticks an empty machine skips one addition at a time, so that the ticks after the gap fall at
+the very float64 times they always did; a longer gap (an epoch-second or millisecond submit
+time after small ones) is crossed with one multiplication, which may round the later tick times
+by a few ulps."""
+
+
+def _first_tick_from(t: float, tick: float, until: float) -> float:
+    """The first of the ticks ``t``, ``t + tick``, ... that is at or after ``until``.
+
+    Added one tick at a time, as the engine always did, up to ``EXACT_TICK_SKIP`` ticks (the
+    same float64 times); beyond, most of the gap is crossed by one multiplication.
+    """
+    if t >= until:
+        return t
+    gap = (until - t) / tick
+    if gap > EXACT_TICK_SKIP:
+        t += math.floor(gap - 1.0) * tick
+    while t < until:
+        t += tick
+    return t
+
 
 class Scheduler(Protocol):
     """Anything that acts at decision points by issuing commands on the simulator."""
@@ -743,6 +765,11 @@ class EngineCore:
                 f"(float64 resolution there is {math.ulp(self._now):g} s): use a longer tick "
                 "or times nearer 0"
             )
+        i = self._next_sub
+        if i < len(self._sub_times) and not (self._queue or self._running or self._suspended):
+            # Nothing in the system until the next submission: the ticks before it would be
+            # decision points where nothing can happen. Jump to the first tick at or after it.
+            nxt = _first_tick_from(nxt, tick, self._sub_times[i])
         self._push(nxt, _TICK, None, 0)
         self.happened.append((_E_TICK, None))
 

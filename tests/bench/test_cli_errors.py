@@ -106,3 +106,31 @@ def test_the_folder_check_leaves_nothing_behind(tmp_path):
     (tmp_path / "kept").mkdir()
     writable_folder(tmp_path / "kept")
     assert (tmp_path / "kept").is_dir() and not list((tmp_path / "kept").iterdir())
+
+
+# Issue 39, L4: these ended in tracebacks (exit 1) before; seen failing before the fix.
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["train", "--seed", "-1"], ("--seed", ">= 0")),
+        (["evaluate", "--seed", "-1"], ("--seed", ">= 0")),
+        (["search-score", "--seed", "-1"], ("--seed", ">= 0")),
+        (["train", "--env", "CartPole-v1"], ("CartPole-v1", "hpcgym/Rigid-v0")),
+        (["evaluate", "--env", "CartPole-v1"], ("CartPole-v1", "hpcgym/Rigid-v0")),
+        (["train", "--hp", "n_steps=0"], ("--hp n_steps", "integer >= 1")),
+        (["train", "--hp", "batch_size=2.5"], ("--hp batch_size", "integer >= 1")),
+        (["train", "--hp", "learning_rate=a"], ("--hp learning_rate", "number")),
+        (["train", "--hp", "learning_rate=-1"], ("--hp learning_rate", "> 0")),
+        (["train", "--hp", "gamma=NaN"], ("--hp gamma", "finite")),
+        (["train", "--hp", "gamma=1.5"], ("--hp gamma", "[0, 1]")),
+        (["train", "--hp", "ent_coef=-0.1"], ("--hp ent_coef", ">= 0")),
+    ],
+)
+def test_bad_seeds_ids_and_hyperparameters_are_one_line_errors(
+    argv, words, capsys, monkeypatch, tmp_path
+):
+    _forbid(monkeypatch, "hpcgym.agents.train", "train")
+    if argv[0] in ("train", "search-score"):
+        argv = [*argv, "--out", str(tmp_path / "x")]
+    _fails_cleanly(argv, capsys, *words)
+    assert not (tmp_path / "x").exists()
