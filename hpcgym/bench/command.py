@@ -32,6 +32,7 @@ from typing import Any
 from hpcgym.atomic import write_text
 from hpcgym.bench import scenarios
 from hpcgym.bench.cells import FAILURES, load_cell, save_cell, save_failure, task_cell
+from hpcgym.bench.evaluate import kill_rule
 from hpcgym.bench.judged import episodes_note
 from hpcgym.bench.policies import policy_kind
 from hpcgym.bench.report import (
@@ -255,6 +256,7 @@ def run_bench(
             others because another ``hpcgym bench`` holds it (one run per folder at a time).
     """
     check_job_table(job_table)
+    chosen = [_one_kill_rule(sc, policies) for sc in chosen]
     names = [sc.name for sc in chosen]
     tasks = plan(chosen, policies)
     adapted = [
@@ -286,6 +288,19 @@ def run_bench(
             progress=progress,
             job_table=job_table,
         )
+
+
+def _one_kill_rule(sc: scenarios.Scenario, policies: list[str] | None) -> scenarios.Scenario:
+    """``sc`` with every policy under one walltime kill rule (``evaluate.kill_rule``).
+
+    A scenario that kills at walltime, played with a policy whose own setting does not (MEBF),
+    runs every policy without kills, and says so: one table never compares two worlds.
+    """
+    kills, why = kill_rule(list(policies or sc.policies), sc.env_id, dict(sc.env_kwargs))
+    if kills or sc.env_kwargs.get("kill_on_walltime") is False:
+        return sc
+    print(f"{sc.name}: {why}")
+    return dataclasses.replace(sc, env_kwargs={**sc.env_kwargs, "kill_on_walltime": False})
 
 
 def _run_in(

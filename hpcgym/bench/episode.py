@@ -162,10 +162,19 @@ def forced_kill_rule(policy: str) -> bool | None:
     """The walltime kill rule a baseline's own setting imposes on the engine path, or ``None``.
 
     ``False`` for a baseline whose paper runs without kills (MEBF), whatever the env says, on
-    the engine or through the env (``mebf@env``, whose adapter sets the same); ``None`` for
-    every other policy (it runs with the env's rule).
+    the engine or through the env (``mebf@env``, whose adapter sets the same), and for a saved
+    agent whose card says it trained without them (it plays with its card's setting); ``None``
+    for every other policy (it runs with the env's rule).
     """
     kind = policy_kind(policy)
+    if kind == "agent":  # a network trained without kills plays without them (its card says)
+        from hpcgym.agents.saved import AgentCard, model_paths
+
+        card = model_paths(policy)[1]
+        if card.is_file():
+            kwargs = AgentCard.from_json(card.read_text(), str(card)).env_kwargs
+            return False if kwargs.get("kill_on_walltime") is False else None
+        return None
     if kind not in ("baseline", "adapted"):
         return None
     name = policy if kind == "baseline" else policy[: -len(ON_ENV)]

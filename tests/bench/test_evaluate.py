@@ -116,3 +116,32 @@ def test_evaluate_ranks_by_the_presets_objective_and_shows_the_other_axes(
         assert column in header
     assert "resizes_per_job" in header and "unfinished" in header
     assert "dominated_on_response" in header
+
+
+def test_a_bench_table_runs_every_policy_under_one_kill_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """tiny-v0 plays Malleable-v0 (walltime kills) with mebf (none): every policy runs without
+    kills and the run says so (issue 38, item 7; before: fcfs and easy killed, mebf did not)."""
+    argv = ["bench", "--scenario", "tiny-v0", "--executor", "serial", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "tiny-v0: walltime kills: off for every policy (mebf runs without them" in printed
+    folder = next((tmp_path / "tiny-v0").iterdir())
+    results = pd.read_csv(folder / "results.csv")
+    assert set(results["policy"]) == {"fcfs", "easy", "mebf", "random"}
+    assert not results["kill_on_walltime"].any()
+    # without mebf the scenario's own rule holds, for every policy
+    argv = [*argv[:-2], "--policy", "fcfs", "--policy", "easy", "--out", str(tmp_path / "b")]
+    assert main(argv) == 0
+    assert "walltime kills" not in capsys.readouterr().out
+    results = pd.read_csv(next((tmp_path / "b" / "tiny-v0").iterdir()) / "results.csv")
+    assert results["kill_on_walltime"].all()
+
+
+def test_an_agent_trained_without_kills_sets_the_tables_rule() -> None:
+    from hpcgym.bench.episode import forced_kill_rule
+
+    agent = str(Path(__file__).resolve().parents[2] / "agents" / "malleable-100k" / "s0" / "best")
+    assert forced_kill_rule(agent) is False  # its card: kill_on_walltime false
+    assert forced_kill_rule("easy") is None and forced_kill_rule("mebf@env") is False
