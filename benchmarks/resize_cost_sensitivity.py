@@ -9,6 +9,12 @@ resizes per job. The table of ``docs/results.md`` ("Resize costs") is this scrip
 
     python benchmarks/resize_cost_sensitivity.py malleable-small-v3 --factors 0 1 10 100 1000
     python benchmarks/resize_cost_sensitivity.py malleable-small-kth-v1 --split validation
+    python benchmarks/resize_cost_sensitivity.py malleable-small-v3 --factors 0 1 1000 \
+        --only easy-min mebf-f1 --policy agents/malleable-100k/s{0,1,2,3,4}/best
+
+``--policy`` adds saved agents (their rows are pooled as one policy, ``agents``: the mean over
+the agents and episodes, the interval over episodes of the agents' mean); ``--only`` keeps those
+heuristics.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from multiprocessing import Pool
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from hpcgym.bench.evaluate import evaluate
 from hpcgym.bench.judged import NOT_HEURISTICS
@@ -25,7 +32,7 @@ from hpcgym.bench.scenarios import get, on_split
 from hpcgym.bench.stats import interval
 
 
-def _play(job: tuple[str, str, float, str]) -> tuple[float, str, dict[str, Any]]:
+def _tables(job: tuple[str, str, float, str]) -> tuple[float, str, pd.DataFrame]:
     name, split, factor, policy = job
     sc = on_split(get(name), split)
     kwargs = dict(sc.env_kwargs)
@@ -33,8 +40,26 @@ def _play(job: tuple[str, str, float, str]) -> tuple[float, str, dict[str, Any]]
     if "workload" not in kwargs:  # the preset's set: keep its own options
         workload_options = {"n_jobs": None, **workload_options}
     kwargs["workload_options"] = workload_options
-    table = evaluate([policy], sc.env_id, list(sc.seeds), kwargs)
-    est = interval(table[sc.metric].to_numpy(dtype=float))
+    return factor, policy, evaluate([policy], sc.env_id, list(sc.seeds), kwargs)
+
+
+def _pooled(
+    played: list[tuple[float, str, pd.DataFrame]], agents: set[str]
+) -> list[tuple[float, str, pd.DataFrame]]:
+    """Heuristics as played; the agents' tables of one factor averaged per episode seed."""
+    out = [(f, p, t) for f, p, t in played if p not in agents]
+    for factor in dict.fromkeys(f for f, _, _ in played):
+        mine = [t for f, p, t in played if f == factor and p in agents]
+        if mine:
+            both = pd.concat(mine).groupby("seed", sort=False).mean(numeric_only=True)
+            out.append((factor, "agents", both.reset_index()))
+    return out
+
+
+def _row(
+    factor: float, policy: str, table: pd.DataFrame, metric: str
+) -> tuple[float, str, dict[str, Any]]:
+    est = interval(table[metric].to_numpy(dtype=float))
     resizes = (table["reconfigurations"] / table["jobs"].clip(lower=1)).mean()
     row = {
         "mean": est.value,
@@ -56,12 +81,19 @@ def main() -> None:
     parser.add_argument("--factors", type=float, nargs="+", default=[0.0, 1.0, 10.0])
     parser.add_argument("--split", choices=("test", "validation"), default="test")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--policy", nargs="+", default=[], help="saved agents to add")
+    parser.add_argument("--only", nargs="+", default=None, help="these heuristics only")
     args = parser.parse_args()
     sc = on_split(get(args.scenario), args.split)
-    policies = [p for p in sc.policies if p not in NOT_HEURISTICS]
-    jobs = [(args.scenario, args.split, f, p) for f in args.factors for p in policies]
+    heuristics = [p for p in sc.policies if p not in NOT_HEURISTICS]
+    if args.only:
+        heuristics = [p for p in heuristics if p in args.only]
+    runs = [*heuristics, *args.policy]
+    jobs = [(args.scenario, args.split, f, p) for f in args.factors for p in runs]
     with Pool(args.workers) as pool:
-        rows = pool.map(_play, jobs)
+        played = pool.map(_tables, jobs)
+    rows = [_row(f, p, table, sc.metric) for f, p, table in _pooled(played, set(args.policy))]
+    policies = [*heuristics, *(["agents"] if args.policy else [])]
     print(f"## {sc.name}: {len(sc.seeds)} episodes, {sc.metric} (best heuristic named on "
           f"validation: {get(args.scenario).best_heuristic})\n")  # fmt: skip
     print("| resize cost | policy | mean [95% CI] | mean response (s) | makespan (s) | "
