@@ -65,6 +65,7 @@ partial-execution records (to be continued, last and completed, last and failed)
 
 _STATUS = COL["status"]
 _JOB_ID = COL["job_id"]
+_PRECEDING = COL["preceding_job"]
 _STATUS_RULE = (
     "SWF 2.2 defines 0, 1, 5 (failed, completed, cancelled), 2, 3, 4 (partial executions) "
     "and -1 (unknown)"
@@ -283,6 +284,13 @@ def _parse_line(number: int, bline: bytes) -> list[float] | LineProblem | None:
             f"job id {tokens[_JOB_ID]} {why}; ids must be whole numbers below 2^53 "
             f"({int(EXACT_ID_LIMIT)}), which the reader holds exactly. Renumber the jobs",
         )
+    if job_id != -1 and values[_PRECEDING] == job_id:
+        return LineProblem(
+            number,
+            "preceding_job",
+            f"job {tokens[_JOB_ID]} names itself as its preceding job; field 17 holds the id "
+            "of an earlier job, or -1 for none",
+        )
     return values
 
 
@@ -348,6 +356,8 @@ def _parse_fast(raw: bytes) -> np.ndarray | None:
         return None
     ids = data[:, _JOB_ID]
     if ((ids != -1) & ((ids >= EXACT_ID_LIMIT) | (ids != np.floor(ids)))).any():
+        return None
+    if ((ids != -1) & (data[:, _PRECEDING] == ids)).any():
         return None
     return data
 

@@ -214,3 +214,23 @@ def test_fractional_job_ids_are_bad_lines_in_lenient_mode_too(tmp_path):
     w = read_workload(p, strict=False)
     assert [j.id for j in w.jobs] == [1]
     assert dict(w.skipped) == {"bad SWF line (unreadable; see the reader's report)": 1}
+
+
+def test_a_job_that_names_itself_as_its_preceding_job_is_a_bad_line(tmp_path):
+    """L1: field 17 equal to the job's own id was accepted."""
+
+    def preceding(job: int, before: int, submit: float) -> str:
+        return " ".join([*record(job, submit=submit).split()[:16], str(before), "-1"])
+
+    lines = [preceding(1, -1, 0), preceding(2, 1, 1), preceding(3, 3, 2)]
+    p = write(tmp_path, HEADER + "\n".join(lines) + "\n")
+    with pytest.raises(
+        WorkloadError, match=r"t\.swf:5: field 17 \(preceding_job\): job 3 names itself"
+    ):
+        read_swf(p)
+    lenient = read_swf(p, strict=False)
+    assert [q.line for q in lenient.report.skipped] == [5]
+    assert list(lenient.column("job_id")) == [1.0, 2.0]
+    w = read_workload(p, strict=False)
+    assert [j.id for j in w.jobs] == [1, 2]
+    assert dict(w.skipped) == {"bad SWF line (unreadable; see the reader's report)": 1}
