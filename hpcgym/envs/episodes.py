@@ -131,7 +131,11 @@ def choose_episode(
         )
     n = hi - lo if n_jobs is None else int(n_jobs)
     if n < 1:
-        raise SpecError(f"the {cfg.split} split of {cfg.workload!r} holds no job")
+        what = f"the {cfg.split} split of {cfg.workload!r}" if where else repr(cfg.workload)
+        raise SpecError(
+            f"{what} holds no job, and an episode needs at least one: check the workload "
+            "(hpcgym workloads show shows its jobs and the records it skipped)"
+        )
     if "start" in opts:
         start = int(opts["start"])
         if not lo <= start <= hi - n:
