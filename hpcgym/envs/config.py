@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -46,6 +46,11 @@ PLACEMENTS = ("first", "packed")
 """Where a co-scheduled job's tasks go: the lowest-numbered nodes with room (``first``), or the
 nodes with the least CPU left that still have room, then the lowest-numbered (``packed``: onto
 CPU other jobs lent, before idle nodes)."""
+
+
+def _whole(value: object) -> bool:
+    """Whether ``value`` is an int (numpy ones too), not a bool."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
 
 
 def _finite_real(value: object) -> bool:
@@ -233,6 +238,7 @@ class EnvConfig:
     kill_on_walltime: bool = True
 
     def __post_init__(self) -> None:
+        self._check_types()
         for name in (
             "platform",
             "start_levels",
@@ -340,6 +346,81 @@ class EnvConfig:
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
                 raise SpecError(f"{name} must be an integer >= 1 or None, got {value!r}")
             object.__setattr__(self, name, int(value))
+
+    def _check_types(self) -> None:
+        """Refuse arguments of the wrong type, saying what each expects (one line each)."""
+        if not isinstance(self.workload, str):
+            raise SpecError(
+                f"workload must be a set name or an SWF file path (a string), got "
+                f"{self.workload!r}; e.g. 'swf/lublin256-v0' (hpcgym workloads list)"
+            )
+        if not isinstance(self.workload_options, Mapping):
+            raise SpecError(
+                f"workload_options must be a mapping of option names to values, got "
+                f"{self.workload_options!r}; e.g. {{'n_jobs': 1000}} (hpcgym workloads show NAME "
+                "lists a set's options)"
+            )
+        platform = self.platform
+        if platform is not None and (
+            isinstance(platform, str | bytes | Mapping)
+            or not isinstance(platform, Sequence | np.ndarray)
+            or len(platform) == 0
+            or not all(_whole(n) and n >= 1 for n in platform)
+        ):
+            raise SpecError(
+                f"platform must be a non-empty list of node counts (whole numbers >= 1), one per "
+                f"cluster, or None for the workload's own machine; got {platform!r}"
+            )
+        if platform is not None:
+            object.__setattr__(self, "platform", tuple(int(n) for n in platform))
+        for name, least in (
+            ("cores", 1),
+            ("queue_slots", 1),
+            ("running_slots", 1),
+            ("suspended_slots", 0),
+            ("workload_seed", 0),
+            ("n_seeds", 1),
+        ):
+            value = getattr(self, name)
+            if not _whole(value) or value < least:
+                raise SpecError(f"{name} must be an integer >= {least}, got {value!r}")
+            object.__setattr__(self, name, int(value))
+        for name in (
+            "start_levels",
+            "coschedule_levels",
+            "lend_levels",
+            "shrink_levels",
+            "expand_levels",
+            "window_starts",
+        ):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, str | bytes | Mapping)
+                or not isinstance(value, Sequence | np.ndarray)
+            ):
+                raise SpecError(
+                    f"{name} must be a list (or tuple) of levels, got {value!r}; "
+                    f"e.g. {name}=[{value!r}] for one"
+                    if name != "window_starts"
+                    else f"window_starts must be a list of job indices or None, got {value!r}"
+                )
+        if not isinstance(self.reward, str | Mapping):
+            raise SpecError(
+                f"reward must be a reward name or a mapping of names to weights, got "
+                f"{self.reward!r}; e.g. 'bsld' or {{'bsld': 1.0, 'utilization': 0.5}}"
+            )
+        for name in (
+            "reclaim",
+            "grant",
+            "suspend",
+            "reserve_backfill",
+            "skip_trivial",
+            "kill_on_walltime",
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, bool | np.bool_):
+                raise SpecError(f"{name} must be True or False, got {value!r}")
+            object.__setattr__(self, name, bool(value))
 
     @staticmethod
     def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:

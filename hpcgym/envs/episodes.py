@@ -122,10 +122,20 @@ def choose_episode(
     if cfg.split is not None and cfg.episode == "window":
         part = splits_of(w)[cfg.split]
         lo, hi = part.first, part.stop
-    n = hi - lo if n_jobs is None else min(int(n_jobs), hi - lo)
     where = "" if cfg.split is None or cfg.episode != "window" else f" (the {cfg.split} split)"
+    if n_jobs is not None and n_jobs > hi - lo and hi > lo:
+        raise SpecError(
+            f"n_jobs={n_jobs} but {cfg.workload!r}{where} holds {hi - lo} jobs: an episode "
+            f"replays the workload's jobs and cannot make more. Use n_jobs <= {hi - lo}, "
+            "or n_jobs=None for all of them"
+        )
+    n = hi - lo if n_jobs is None else int(n_jobs)
     if n < 1:
-        raise SpecError(f"the {cfg.split} split of {cfg.workload!r} holds no job")
+        what = f"the {cfg.split} split of {cfg.workload!r}" if where else repr(cfg.workload)
+        raise SpecError(
+            f"{what} holds no job, and an episode needs at least one: check the workload "
+            "(hpcgym workloads show shows its jobs and the records it skipped)"
+        )
     if "start" in opts:
         start = int(opts["start"])
         if not lo <= start <= hi - n:

@@ -22,6 +22,13 @@ class Cluster:
     cores: int = 1
 
     def __post_init__(self) -> None:
+        for what, value in (("nodes", self.nodes), ("cores", self.cores)):
+            if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+                raise SpecError(
+                    f"cluster {self.name!r} needs a whole number of {what} >= 1, got {value!r} "
+                    f"({type(value).__name__}); e.g. Platform.single(256) for 256 nodes"
+                )
+            object.__setattr__(self, what, int(value))
         if self.nodes < 1:
             raise SpecError(f"cluster {self.name!r} needs at least one node, got {self.nodes}")
         if self.cores < 1:

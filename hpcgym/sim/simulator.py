@@ -403,12 +403,23 @@ class Simulator(EngineCore):
     def migrate(
         self, job_id: JobId, nodes: ArrayLike, *, cpu: ArrayLike | float | None = None
     ) -> None:
-        """Move every task of a running job to ``nodes``; it pays its model's ``migrate`` cost."""
+        """Move every task of a running job to ``nodes``; it pays its model's ``migrate`` cost.
+
+        ``nodes`` must differ from the nodes the job holds (in any order): a move onto them moves
+        nothing and is refused (``set_shares`` changes CPU shares in place).
+        """
         job_id = as_job_id(job_id)
         job = self._job(job_id)
         self._require_running(job, "migrated")
         size = job._nodes.size
         nodes_a, cpu_a = self._explicit(job, size, nodes, cpu)
+        held = job._ids()
+        if np.array_equal(np.sort(nodes_a), np.sort(held)):
+            where = f"nodes {sorted(held.tolist())}" if size <= 8 else f"these {size} nodes"
+            raise CommandError(
+                f"job {job_id} already runs on {where}: a migration moves tasks to other "
+                "nodes; use set_shares to change CPU shares in place"
+            )
         k = self._checked(job, nodes_a, cpu_a, freed=True)
         self._settle(job)
         self._drop(job)

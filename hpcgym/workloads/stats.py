@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 
@@ -172,20 +173,36 @@ def _row(label: str, d: Distribution) -> str:
     return f"{label:<14}" + "".join(f"{v:>11.1f}" for v in values)
 
 
+def _load_text(value: float) -> str:
+    """A load to three decimals, or ``undefined`` when no span divides it (``inf``)."""
+    return f"{value:.3f}" if math.isfinite(value) else "undefined"
+
+
 def format_units(u: UnitLoads) -> str:
     """The unit in use and the offered load under both units, in one line."""
     node = f"whole {u.procs_per_node}-processor nodes"
     if u.procs_per_node == 1:
-        return f"{u.allocation} (nodes have one processor: load {u.processor:.3f} in either unit)"
+        load = _load_text(u.processor)
+        return f"{u.allocation} (nodes have one processor: load {load} in either unit)"
     if u.allocation == "processor":
         return (
-            f"processor (load {u.processor:.3f}); {node} would give load {u.node:.3f} "
+            f"processor (load {_load_text(u.processor)}); {node} would give load "
+            f"{_load_text(u.node)} "
             f"on {u.nodes} nodes (x{u.inflation:.2f} core-seconds)"
         )
     return (
-        f"node: {node} (load {u.node:.3f}, x{u.inflation:.2f} core-seconds); processors "
-        f"would give load {u.processor:.3f} on {u.processors} units"
+        f"node: {node} (load {_load_text(u.node)}, x{u.inflation:.2f} core-seconds); processors "
+        f"would give load {_load_text(u.processor)} on {u.processors} units"
     )
+
+
+def _offered(s: WorkloadStats) -> str:
+    """The offered load, or why it is undefined (no job, or every job at the same instant)."""
+    if not s.jobs:
+        return "undefined (no job)"
+    if not math.isfinite(s.offered_load):
+        return "undefined (the trace spans 0 s: every job arrives at once)"
+    return f"{s.offered_load:.3f}"
 
 
 def format_stats(s: WorkloadStats, declared: str | None = None) -> str:
@@ -201,7 +218,7 @@ def format_stats(s: WorkloadStats, declared: str | None = None) -> str:
         f"jobs          {s.jobs} ({kinds}); {s.skipped} records skipped",
         f"platform      {s.nodes} nodes",
         f"span          {s.span:.0f} s ({s.span / 86400:.2f} days)",
-        f"offered load  {s.offered_load:.3f}",
+        f"offered load  {_offered(s)}",
     ]
     if s.units is not None:
         if s.units.allocation == "processor":

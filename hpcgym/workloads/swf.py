@@ -64,6 +64,8 @@ STATUSES: tuple[int, ...] = (-1, 0, 1, 2, 3, 4, 5)
 partial-execution records (to be continued, last and completed, last and failed); -1 unknown."""
 
 _STATUS = COL["status"]
+_JOB_ID = COL["job_id"]
+_PRECEDING = COL["preceding_job"]
 _STATUS_RULE = (
     "SWF 2.2 defines 0, 1, 5 (failed, completed, cancelled), 2, 3, 4 (partial executions) "
     "and -1 (unknown)"
@@ -149,6 +151,10 @@ BOM = b"\xef\xbb\xbf"
 
 INT64_LIMIT = 2.0**63
 """Values must stay below this in magnitude: SWF fields are 64-bit integers (or times)."""
+
+EXACT_ID_LIMIT = 2.0**53
+"""Job ids (field 1) must stay below this: float64, the records' type, holds every whole number
+below 2^53 exactly, and not 2^53 + 1 (it would become 2^53, and two jobs would share an id)."""
 
 CHUNK_BYTES = 1 << 22
 """Bytes parsed at once. A chunk the vectorized pass refuses is split in ``SPLIT`` parts, and
@@ -269,6 +275,22 @@ def _parse_line(number: int, bline: bytes) -> list[float] | LineProblem | None:
     found = _check_values(values)
     if found is not None:
         return LineProblem(number, FIELDS[found[0]], found[1])
+    job_id = values[_JOB_ID]
+    if job_id != -1 and (job_id >= EXACT_ID_LIMIT or job_id != math.floor(job_id)):
+        why = "is not a whole number" if job_id < EXACT_ID_LIMIT else "is 2^53 or more"
+        return LineProblem(
+            number,
+            "job_id",
+            f"job id {tokens[_JOB_ID]} {why}; ids must be whole numbers below 2^53 "
+            f"({int(EXACT_ID_LIMIT)}), which the reader holds exactly. Renumber the jobs",
+        )
+    if job_id != -1 and values[_PRECEDING] == job_id:
+        return LineProblem(
+            number,
+            "preceding_job",
+            f"job {tokens[_JOB_ID]} names itself as its preceding job; field 17 holds the id "
+            "of an earlier job, or -1 for none",
+        )
     return values
 
 
@@ -331,6 +353,11 @@ def _parse_fast(raw: bytes) -> np.ndarray | None:
         or (data >= INT64_LIMIT).any()
         or not np.isin(data[:, _STATUS], STATUSES).all()
     ):
+        return None
+    ids = data[:, _JOB_ID]
+    if ((ids != -1) & ((ids >= EXACT_ID_LIMIT) | (ids != np.floor(ids)))).any():
+        return None
+    if ((ids != -1) & (data[:, _PRECEDING] == ids)).any():
         return None
     return data
 

@@ -86,3 +86,58 @@ def test_a_none_option_means_not_fixed():
     env = ClusterEnv(**TINY)
     env.reset(seed=0, options={"start": None, "n_jobs": None, "workload_seed": None})
     assert env.unwrapped.episode.start == 0
+
+
+# ------------------------------------------------------------------ Hardening III (issue 39, L6)
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({"workload_options": "x"}, r"workload_options must be a mapping"),
+        ({"workload_options": [("n_jobs", 3)]}, r"workload_options must be a mapping"),
+        ({"workload": 5}, r"workload must be a set name or an SWF file path"),
+        ({"platform": []}, r"platform must be a non-empty list of node counts"),
+        ({"platform": 5}, r"platform must be a non-empty list of node counts"),
+        ({"platform": "ab"}, r"platform must be a non-empty list of node counts"),
+        ({"platform": [2.5]}, r"platform must be a non-empty list of node counts"),
+        ({"platform": [4, 0]}, r"platform must be a non-empty list of node counts"),
+        ({"cores": 2.5}, r"cores must be an integer >= 1"),
+        ({"queue_slots": "3"}, r"queue_slots must be an integer >= 1"),
+        ({"suspend": True, "suspended_slots": 1.5}, r"suspended_slots must be an integer >= 0"),
+        ({"workload_seed": "a"}, r"workload_seed must be an integer >= 0"),
+        ({"n_seeds": 0}, r"n_seeds must be an integer >= 1"),
+        ({"start_levels": "req"}, r"start_levels must be a list"),
+        ({"coschedule_levels": 0.5}, r"coschedule_levels must be a list"),
+        ({"window_starts": 5}, r"window_starts must be a list"),
+        ({"reward": 5}, r"reward must be a reward name or a mapping"),
+        ({"skip_trivial": "no"}, r"skip_trivial must be True or False"),
+        ({"grant": "yes"}, r"grant must be True or False"),
+    ],
+)
+def test_arguments_of_the_wrong_type_say_what_is_expected(kwargs, expected):
+    with pytest.raises(SpecError, match=expected) as info:
+        ClusterEnv(**(TINY | kwargs))
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("nodes", [2.5, "4", True, None, [4], 0])
+def test_a_platform_of_a_non_integer_node_count_is_refused(nodes):
+    from hpcgym.sim import Platform
+
+    with pytest.raises(SpecError, match=r"needs a whole number of nodes >= 1|at least one node"):
+        Platform.single(nodes)
+
+
+def test_a_platform_of_a_non_integer_core_count_is_refused():
+    from hpcgym.sim import Platform
+
+    with pytest.raises(SpecError, match=r"cores"):
+        Platform.single(4, cores=1.5)
+    assert Platform.single(np.int64(4)).total_nodes == 4
+
+
+@pytest.mark.parametrize("where", ["config", "reset"])
+def test_more_jobs_than_the_workload_holds_are_refused_not_cut(where):
+    env = ClusterEnv(**(TINY | {"n_jobs": 10**9} if where == "config" else TINY))
+    options = {"n_jobs": 10**9} if where == "reset" else None
+    with pytest.raises(SpecError, match=r"n_jobs=1000000000 .*holds \d+ jobs.*n_jobs=None"):
+        env.reset(seed=0, options=options)

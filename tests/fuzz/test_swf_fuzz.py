@@ -71,6 +71,15 @@ def oracle(raw: bytes) -> list[tuple[int, list[float] | None]]:
             values.append(v)
         if values is not None and len(values) == 18 and values[10] not in STATUSES:
             values = None
+        if (
+            values is not None
+            and len(values) == 18
+            and values[0] != -1
+            and (values[0] >= 2.0**53 or values[0] != math.floor(values[0]))
+        ):
+            values = None  # a job id float64 cannot hold exactly (issue 39, L2)
+        if values is not None and len(values) == 18 and values[0] != -1 and values[16] == values[0]:
+            values = None  # a job that names itself as its preceding job (issue 39, L1)
         out.append((number, values if values is not None and len(values) == 18 else None))
     return out
 

@@ -147,6 +147,15 @@ CASES: list[Case] = [
     ("migrate spanning clusters", lambda s: s.migrate(12, [3, 4]), CommandError, 12),
     ("migrate with too few nodes", lambda s: s.migrate(12, [3]), SizeError, 12),
     ("migrate out of range", lambda s: s.migrate(12, [3, 9]), CommandError, 12),
+    # Issue 39, L5: a move onto the nodes a job holds moves nothing (it was counted).
+    ("migrate onto its own nodes", lambda s: s.migrate(12, [1, 2]), CommandError, 12),
+    ("migrate onto its own nodes reordered", lambda s: s.migrate(12, [2, 1]), CommandError, 12),
+    (
+        "migrate onto its own node, new share",
+        lambda s: s.migrate(11, [0], cpu=0.25),
+        CommandError,
+        11,
+    ),
     # set_shares
     ("set_shares unknown id", lambda s: s.set_shares(99, 0.5), CommandError, 99),
     ("set_shares queued", lambda s: s.set_shares(14, 0.5), JobStateError, 14),

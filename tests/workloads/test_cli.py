@@ -105,3 +105,38 @@ def test_convert_in_whole_nodes(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["workloads", "convert", str(src), str(dest), "--allocation", "cores"])
     assert e.value.code == 2 and "invalid choice: 'cores'" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ Hardening III (issue 39, L12)
+RECORD = "1 0 0 10 2 -1 -1 2 20 -1 1 3 4 -1 -1 -1 -1 -1"
+
+
+def test_show_of_a_zero_second_trace_says_the_load_is_undefined(tmp_path, capsys):
+    p = tmp_path / "zero.swf"
+    p.write_text("; MaxProcs: 4\n" + RECORD + "\n" + RECORD.replace("1", "2", 1) + "\n")
+    assert main(["workloads", "show", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "inf" not in out, out
+    assert "offered load  undefined (the trace spans 0 s: every job arrives at once)" in out
+
+
+def test_show_of_a_trace_without_jobs_says_the_load_is_undefined(tmp_path, capsys):
+    p = tmp_path / "empty.swf"
+    p.write_text("; MaxProcs: 4\n")
+    assert main(["workloads", "show", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "offered load  undefined (no job)" in out, out
+
+
+def test_an_env_on_a_trace_without_jobs_says_so(tmp_path):
+    """It said 'the None split of ... holds no job' (no split was asked for)."""
+    from hpcgym.envs import ClusterEnv
+    from hpcgym.errors import SpecError
+
+    p = tmp_path / "empty.swf"
+    p.write_text("; MaxProcs: 4\n")
+    env = ClusterEnv(workload=str(p), platform=None, n_jobs=None)
+    with pytest.raises(SpecError, match=r"holds no job") as info:
+        env.reset(seed=0)
+    assert "None" not in str(info.value), str(info.value)
+    assert str(p) in str(info.value)

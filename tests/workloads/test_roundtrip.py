@@ -22,6 +22,11 @@ value = st.one_of(
 def test_any_valid_records_survive_write_and_read(tmp_path_factory, rows, statuses):
     data = np.array(rows, dtype=np.float64).reshape(-1, N_FIELDS)
     data[:, COL["status"]] = statuses[: len(data)]
+    # Valid records (issue 39, L1/L2): whole job ids, and no job its own preceding job.
+    ids = np.floor(data[:, COL["job_id"]])
+    data[:, COL["job_id"]] = ids
+    own = (data[:, COL["preceding_job"]] == ids) & (ids != -1)
+    data[own, COL["preceding_job"]] = -1.0
     trace = SwfTrace(SwfHeader((" Version: 2.2", " Note: property test")), data)
     path = write_swf(trace, tmp_path_factory.mktemp("rt") / "t.swf")
     again = read_swf(path, drop_status=())

@@ -170,7 +170,7 @@ def test_cli_reports_the_lines_a_lenient_read_skipped(tmp_path, capsys):
 def test_fractional_job_ids_are_refused_not_truncated(tmp_path):
     """Found by tests/fuzz/test_swf_fuzz.py: ids 0 and 0.5 both became job 0."""
     p = write(tmp_path, HEADER + record(1) + "\n" + record(2).replace("2", "2.5", 1) + "\n")
-    with pytest.raises(WorkloadError, match=r"t\.swf:4: field 1 \(job_id\) is 2\.5"):
+    with pytest.raises(WorkloadError, match=r"t\.swf:4: field 1 \(job_id\): job id 2\.5"):
         read_workload(p)
 
 
@@ -179,3 +179,58 @@ def test_a_control_character_is_not_a_blank_line(tmp_path, text):
     """Found by tests/fuzz/test_swf_fuzz.py: a lone vertical tab was taken as a blank line."""
     with pytest.raises(WorkloadError, match="control character"):
         read_swf(write(tmp_path, text))
+
+
+# ------------------------------------------------------------------ Hardening III (issue 39)
+def test_job_ids_a_float64_cannot_hold_are_bad_lines(tmp_path):
+    """L2: 2^53 and 2^53 + 1 became the same float, then 'duplicate' job ids."""
+
+    def with_id(text: str, submit: float) -> str:  # record() would print 9.0072e+15
+        return text + " " + record(7, submit=submit).split(" ", 1)[1]
+
+    big = [record(1), with_id("9007199254740992", 1), with_id("9007199254740993", 2)]
+    p = write(tmp_path, HEADER + "\n".join(big) + "\n")
+    with pytest.raises(
+        WorkloadError, match=r"t\.swf:4: field 1 \(job_id\): job id 9007199254740992 .*2\^53"
+    ):
+        read_swf(p)
+    with pytest.raises(WorkloadError, match=r"t\.swf:4: field 1 \(job_id\)"):
+        read_workload(p)
+    lenient = read_swf(p, strict=False)
+    assert [q.line for q in lenient.report.skipped] == [4, 5]
+    assert lenient.report.data_lines == 3 and list(lenient.column("job_id")) == [1.0]
+    w = read_workload(p, strict=False)
+    assert [j.id for j in w.jobs] == [1]
+    assert dict(w.skipped) == {"bad SWF line (unreadable; see the reader's report)": 2}
+    # The largest id a float64 holds exactly is read.
+    top = write(tmp_path, HEADER + with_id("9007199254740991", 0) + "\n", "top.swf")
+    assert [j.id for j in read_workload(top).jobs] == [9007199254740991]
+
+
+def test_fractional_job_ids_are_bad_lines_in_lenient_mode_too(tmp_path):
+    p = write(tmp_path, HEADER + record(1) + "\n" + record(2).replace("2", "2.5", 1) + "\n")
+    with pytest.raises(WorkloadError, match=r"t\.swf:4: field 1 \(job_id\): job id 2\.5 is not"):
+        read_swf(p)
+    w = read_workload(p, strict=False)
+    assert [j.id for j in w.jobs] == [1]
+    assert dict(w.skipped) == {"bad SWF line (unreadable; see the reader's report)": 1}
+
+
+def test_a_job_that_names_itself_as_its_preceding_job_is_a_bad_line(tmp_path):
+    """L1: field 17 equal to the job's own id was accepted."""
+
+    def preceding(job: int, before: int, submit: float) -> str:
+        return " ".join([*record(job, submit=submit).split()[:16], str(before), "-1"])
+
+    lines = [preceding(1, -1, 0), preceding(2, 1, 1), preceding(3, 3, 2)]
+    p = write(tmp_path, HEADER + "\n".join(lines) + "\n")
+    with pytest.raises(
+        WorkloadError, match=r"t\.swf:5: field 17 \(preceding_job\): job 3 names itself"
+    ):
+        read_swf(p)
+    lenient = read_swf(p, strict=False)
+    assert [q.line for q in lenient.report.skipped] == [5]
+    assert list(lenient.column("job_id")) == [1.0, 2.0]
+    w = read_workload(p, strict=False)
+    assert [j.id for j in w.jobs] == [1, 2]
+    assert dict(w.skipped) == {"bad SWF line (unreadable; see the reader's report)": 1}
