@@ -96,9 +96,6 @@ def fetch(
             names the address and the manual alternative); the download's checksum differs from
             the expected one (nothing is kept).
     """
-    import pooch
-    import requests
-
     trace = _resolve(name)
     expected = _expected_sha256(trace, sha256_hex)
     folder = (to if to is not None else catalog.cache_dir()).expanduser()
@@ -111,22 +108,46 @@ def fetch(
         f"set ${catalog.WORKLOADS_ENV} to that folder"
     )
     downloader = _copy_file_url if url.startswith("file:") else None
+    made = [p for p in (folder, *folder.parents) if not p.exists()]  # removed again on failure
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        _retrieve(url, trace.file, expected, folder, downloader, manual)
+    except BaseException:
+        _remove_empty(made)
+        raise
+    return target
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove the folders a failed fetch made (deepest first), each only while it is empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
+def _retrieve(
+    url: str, fname: str, expected: str, folder: Path, downloader: Any, manual: str
+) -> None:
+    """``pooch.retrieve`` into ``folder``, its errors as one-line ``WorkloadError``s."""
+    import pooch
+    import requests
+
+    try:
         pooch.retrieve(
             url,
             known_hash=f"sha256:{expected}",
-            fname=trace.file,
+            fname=fname,
             path=folder,
             downloader=downloader,
             progressbar=False,
         )
     except ValueError as e:  # pooch's checksum mismatch; the temporary file is gone
         raise WorkloadError(
-            f"{url} does not have the expected SHA-256 of {trace.file} ({e}); nothing was kept. "
+            f"{url} does not have the expected SHA-256 of {fname} ({e}); nothing was kept. "
             f"The archive may have changed the file, or the download was corrupted: try again, "
             f"or {manual}"
         ) from e
     except (OSError, requests.exceptions.RequestException) as e:
         raise WorkloadError(f"cannot download {url}: {e}. Without network, {manual}") from e
-    return target

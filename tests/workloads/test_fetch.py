@@ -61,8 +61,9 @@ def test_a_corrupted_download_is_refused_and_nothing_is_kept(mirror, tmp_path, c
     dest = tmp_path / "dest"
     with pytest.raises(WorkloadError, match=r"expected SHA-256.*nothing was kept"):
         fetch("sdsc-sp2", to=dest, mirror=mirror.as_uri())
-    assert list(dest.iterdir()) == []
+    assert not dest.exists()  # the folder it made is gone again (issue 39, L10)
     # A corrupted file already in place is replaced only by a verified download.
+    dest.mkdir()
     (dest / SP2.file).write_bytes(bytes(data))
     with pytest.raises(WorkloadError, match="expected SHA-256"):
         fetch("sdsc-sp2", to=dest, mirror=mirror.as_uri())
@@ -79,6 +80,23 @@ def test_without_network_the_error_names_the_url_and_the_manual_way(tmp_path):
     assert f"{url}/CTC-SP2-1996-3.1-cln.swf.gz" in msg
     assert catalog.lookup("ctc-sp2").sha256 in msg and "HPCGYM_WORKLOADS" in msg
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_fetch_removes_the_folders_it_made_and_only_those(tmp_path):
+    """Issue 39, L10 (seen failing before the fix: ``a/b/c`` stayed behind, empty)."""
+    kept = tmp_path / "a"
+    kept.mkdir()
+    (kept / "mine.txt").write_text("x")
+    dest = kept / "b" / "c"
+    with pytest.raises(WorkloadError, match="cannot download"):
+        fetch("ctc-sp2", to=dest, mirror="file:///nonexistent-mirror")
+    assert not (kept / "b").exists()
+    assert sorted(p.name for p in kept.iterdir()) == ["mine.txt"]
+    # an existing empty destination is left as it was
+    dest.mkdir(parents=True)
+    with pytest.raises(WorkloadError):
+        fetch("ctc-sp2", to=dest, mirror="file:///nonexistent-mirror")
+    assert dest.is_dir() and list(dest.iterdir()) == []
 
 
 def test_an_unpinned_log_needs_a_checksum_from_the_user(mirror, tmp_path):
