@@ -492,23 +492,33 @@ def _format_column(values: np.ndarray) -> np.ndarray:
 
 
 def _check_writable(trace: SwfTrace) -> None:
-    """Refuse values SWF cannot hold.
+    """Refuse values SWF cannot hold, or that the reader would refuse.
 
-    Non-finite ones, magnitudes of 2^63 or more, and status codes SWF does not define.
+    Non-finite ones, magnitudes of 2^63 or more, status codes SWF does not define, job ids that
+    are not whole numbers below 2^53, and a job naming itself as its preceding job.
     """
     bad = ~np.isfinite(trace.data) | (np.abs(trace.data) >= INT64_LIMIT)
     bad[:, _STATUS] |= ~np.isin(trace.data[:, _STATUS], STATUSES)
+    ids = trace.data[:, _JOB_ID]
+    with np.errstate(invalid="ignore"):
+        bad[:, _JOB_ID] |= (ids != -1) & ((ids >= EXACT_ID_LIMIT) | (ids != np.floor(ids)))
+        bad[:, _PRECEDING] |= (ids != -1) & (trace.data[:, _PRECEDING] == ids)
     if bad.any():
         i, k = (int(x[0]) for x in np.nonzero(bad))
         source = f" (line {trace.lines[i]} of {trace.path})" if trace.lines[i] else ""
+        finite = bool(np.isfinite(trace.data[i, k])) and abs(trace.data[i, k]) < INT64_LIMIT
         rule = (
             _STATUS_RULE
-            if k == _STATUS and np.isfinite(trace.data[i, k])
+            if k == _STATUS and finite
+            else "job ids are whole numbers below 2^53, which readers hold exactly"
+            if k == _JOB_ID and finite
+            else "a job cannot be its own preceding job"
+            if k == _PRECEDING and finite
             else "SWF holds finite values within the int64 range (magnitude below 2^63)"
         )
         raise WorkloadError(
             f"record {i + 1}{source}, job {trace.data[i, 0]:g}: field {k + 1} ({FIELDS[k]}) "
-            f"is {trace.data[i, k]!r}; {rule}. Fix the value before writing."
+            f"is {float(trace.data[i, k])!r}; {rule}. Fix the value before writing."
         )
 
 

@@ -234,3 +234,26 @@ def test_a_job_that_names_itself_as_its_preceding_job_is_a_bad_line(tmp_path):
     w = read_workload(p, strict=False)
     assert [j.id for j in w.jobs] == [1, 2]
     assert dict(w.skipped) == {"bad SWF line (unreadable; see the reader's report)": 1}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "words"),
+    [(0, 2.5, r"whole numbers below 2\^53"), (0, 2.0**53, r"whole numbers below 2\^53"),
+     (16, 2.0, "its own preceding job")],
+)  # fmt: skip
+def test_the_writer_refuses_what_the_reader_refuses(tmp_path, field, value, words):
+    """A trace whose job id is fractional or too large, or names itself as its preceding job,
+    is not written (the reader would refuse it as a bad line)."""
+    from hpcgym.workloads.swf import read_swf, write_swf
+
+    src = tmp_path / "a.swf"
+    src.write_text(
+        "; MaxProcs: 8\n"
+        "1 0 0 10 1 -1 -1 1 20 -1 1 1 1 -1 1 -1 -1 -1\n"
+        "2 5 0 10 1 -1 -1 1 20 -1 1 1 1 -1 1 -1 -1 -1\n"
+    )
+    trace = read_swf(src)
+    trace.data[1, field] = value
+    with pytest.raises(WorkloadError, match=words):
+        write_swf(trace, tmp_path / "b.swf")
+    assert not (tmp_path / "b.swf").exists()
