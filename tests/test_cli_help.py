@@ -67,3 +67,10 @@ def test_top_level_help_is_for_users(capsys: pytest.CaptureFixture[str]) -> None
     out = capsys.readouterr().out
     assert "register" not in out and "sub-package" not in out
     assert "Simulate HPC job scheduling" in out and "hpcgym bench" in out
+
+
+@pytest.mark.parametrize("path, parser", [(p, a) for p, a, _ in PARSERS], ids=lambda x: str(x))
+def test_no_help_text_prints_a_doubled_percent(path, parser) -> None:
+    """``%%`` is argparse's escape in option help only; a description prints it as it is
+    (issue 42: ``papers --help`` printed "95%%")."""
+    assert "%%" not in parser.format_help(), " ".join(path)

@@ -15,8 +15,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "papers",
         help="run one paper's reproduction check and print its table (docs/papers.md)",
         description="Run one baseline paper's check (the paper's setting, today's choices and "
-        "each suspected cause alone) and print its Markdown table with 95%% bootstrap "
-        "intervals.",
+        "each suspected cause alone) and print its Markdown table with 95% bootstrap "
+        "intervals. --quick plays a few windows: its verdicts are previews.",
         epilog="examples:\n  hpcgym papers mebf --quick\n  hpcgym papers sdpolicy --out sd.md",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
