@@ -250,6 +250,8 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
     else:
         # The env applies the budget (``EnvConfig.resize_budget``), as in the default VecEnv.
         budgeted = env_kwargs if limit is None else {**env_kwargs, "resize_budget": limit}
+        if vec_kind == "subproc":
+            _probe_env(cfg.env_id, budgeted, cfg.seed)
         base = make_vec_env(
             f"{module}:{cfg.env_id}" if module == "hpcgym" else cfg.env_id,
             n_envs=n_envs,
@@ -293,6 +295,21 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
         decode=str(hp.get("decode", "greedy")),
     )
     return model, venv, hp, card
+
+
+def _probe_env(env_id: str, env_kwargs: dict[str, Any], seed: int) -> None:
+    """Make and reset one env in this process before the worker processes start.
+
+    A bad setting (a workload with no job, say) is then a one-line error, not a worker dying
+    with a bare ``EOFError`` in SB3's pipe.
+    """
+    import gymnasium as gym
+
+    env = gym.make(env_id, **env_kwargs)
+    try:
+        env.reset(seed=seed)
+    finally:
+        env.close()
 
 
 VEC_ENVS = ("mask", "dummy", "subproc")

@@ -134,3 +134,14 @@ def test_bad_seeds_ids_and_hyperparameters_are_one_line_errors(
         argv = [*argv, "--out", str(tmp_path / "x")]
     _fails_cleanly(argv, capsys, *words)
     assert not (tmp_path / "x").exists()
+
+
+def test_train_in_worker_processes_on_an_empty_workload_is_a_one_line_error(capsys, tmp_path):
+    """Issue 39, L7: ``train --subproc`` on a 0-job workload ended in a bare EOFError."""
+    empty = tmp_path / "empty.swf"
+    empty.write_text("; MaxProcs: 8\n")
+    kwargs = f'{{"workload": "{empty}", "platform": null}}'
+    argv = ["train", "--subproc", "--n-envs", "2", "--timesteps", "64"]
+    argv += ["--env-kwargs", kwargs, "--out", str(tmp_path / "run")]
+    _fails_cleanly(argv, capsys, "no job")
+    assert not (tmp_path / "run").exists()
