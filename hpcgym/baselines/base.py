@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+from hpcgym.errors import SpecError
 from hpcgym.sim import JobSpec, Platform, SimConfig, SimResult, Simulator
 from hpcgym.sim.batch import run_batch
 from hpcgym.sim.planning import (
@@ -24,12 +25,22 @@ from hpcgym.sim.planning import (
 __all__ = [
     "OVERRUN_GRACE",
     "BaseScheduler",
+    "single_cluster",
     "estimated_end",
     "estimated_remaining",
     "largest_size",
     "runtime_estimate",
     "smallest_size",
 ]
+
+
+def single_cluster(sim: Simulator, name: str) -> None:
+    """Refuse a platform of several clusters for the single-cluster scheduler ``name``."""
+    if len(sim.platform.clusters) != 1:
+        raise SpecError(
+            f"{name} schedules a single cluster; this platform has "
+            f"{len(sim.platform.clusters)}. Use a multicluster scheduler (koala)."
+        )
 
 
 class BaseScheduler:

@@ -34,9 +34,9 @@ from hpcgym.baselines.base import (
     BaseScheduler,
     estimated_end,
     runtime_estimate,
+    single_cluster,
 )
 from hpcgym.baselines.profile import Profile, shadow
-from hpcgym.errors import SpecError
 from hpcgym.sim import EventType, Job, Simulator
 from hpcgym.sim.batch import EASY as BATCH_EASY
 from hpcgym.sim.batch import FCFS as BATCH_FCFS
@@ -56,14 +56,6 @@ _TICK = EventType.TICK
 _WAKEUP = EventType.WAKEUP
 
 
-def _single_cluster(sim: Simulator, name: str) -> None:
-    if len(sim.platform.clusters) != 1:
-        raise SpecError(
-            f"{name} schedules a single cluster; this platform has "
-            f"{len(sim.platform.clusters)}. Use a multicluster scheduler (koala)."
-        )
-
-
 class FCFS(BaseScheduler):
     """First come, first served, without backfilling."""
 
@@ -75,7 +67,7 @@ class FCFS(BaseScheduler):
         """Start queued jobs in submission order until one does not fit."""
         free = sim.pool.free
         if len(free) != 1:
-            _single_cluster(sim, self.name)
+            single_cluster(sim, self.name)
         head = sim.queue_head
         start = sim.start
         while (job := head()) is not None and job.spec.nodes <= free[0]:
@@ -105,7 +97,7 @@ class SJF(BaseScheduler):
                 heapq.heappush(heap, (runtime_estimate(job.spec), self._seq, job))
         free = sim.pool.free
         if len(free) != 1:
-            _single_cluster(sim, self.name)
+            single_cluster(sim, self.name)
         queue = sim.queue
         while heap:
             job = heap[0][2]
@@ -240,7 +232,7 @@ class EasyBackfill(BaseScheduler):
     def schedule(self, sim: Simulator) -> None:
         """Start the head jobs that fit, then backfill behind the head's reservation."""
         if len(sim.pool.free) != 1:
-            _single_cluster(sim, self.name)
+            single_cluster(sim, self.name)
         new: list[_Rec] = []
         full = self._sync(sim, new)
         queue = self._queue
@@ -421,7 +413,7 @@ class ConservativeBackfill(BaseScheduler):
 
     def schedule(self, sim: Simulator) -> None:
         """Start the jobs whose reservation is now, move reservations up, place new jobs."""
-        _single_cluster(sim, self.name)
+        single_cluster(sim, self.name)
         now = sim.now
         new: list[Job] = []
         early: list[tuple[float, int]] = []
@@ -613,6 +605,6 @@ class ConservativeReplan(BaseScheduler):
 
     def schedule(self, sim: Simulator) -> None:
         """Re-place every queued job at its earliest slot and start those planned for now."""
-        _single_cluster(sim, self.name)
+        single_cluster(sim, self.name)
         now = sim.now
         self.reservations = replan(sim, now, self.reservations)[1]

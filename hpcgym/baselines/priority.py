@@ -64,7 +64,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
+from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate, single_cluster
 from hpcgym.baselines.profile import shadow
 from hpcgym.errors import SpecError
 from hpcgym.sim import EventType, Job, JobSpec, Simulator
@@ -200,14 +200,6 @@ class Ranking:
         return self.static[spec.id]
 
 
-def _single_cluster(sim: Simulator, name: str) -> None:
-    if len(sim.platform.clusters) != 1:
-        raise SpecError(
-            f"{name} schedules a single cluster; this platform has "
-            f"{len(sim.platform.clusters)}. Use a multicluster scheduler (koala)."
-        )
-
-
 def _releases(sim: Simulator) -> list[tuple[float, int]]:
     return sorted((estimated_end(sim, j), j.size) for j in sim.running.values())
 
@@ -256,7 +248,7 @@ class PriorityReserve(BaseScheduler):
 
     def schedule(self, sim: Simulator) -> None:
         """Start the chosen job if it fits (and choose again); else backfill around it."""
-        _single_cluster(sim, self.name)
+        single_cluster(sim, self.name)
         rank = self._rank
         rank.follow(sim)
         queue = sim.queue
@@ -327,7 +319,7 @@ class EasyPriority(BaseScheduler):
 
     def schedule(self, sim: Simulator) -> None:
         """Start the best-ranked jobs that fit, then backfill behind the first blocked one."""
-        _single_cluster(sim, self.name)
+        single_cluster(sim, self.name)
         self._rank.follow(sim)
         now = sim.now
         free = sim.pool.free[0]

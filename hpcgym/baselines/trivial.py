@@ -23,8 +23,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
-from hpcgym.errors import SpecError
+from hpcgym.baselines.base import (
+    BaseScheduler,
+    estimated_end,
+    runtime_estimate,
+    single_cluster,
+)
 from hpcgym.sim import JobSpec, Simulator
 from hpcgym.sim.planning import largest_size, shadow, smallest_size
 
@@ -32,14 +36,9 @@ SIZES = ("min", "req", "max")
 """The size choices of the ``asap-*`` rules."""
 
 
-def _single_cluster(sim: Simulator, name: str) -> int:
-    free = sim.pool.free
-    if len(free) != 1:
-        raise SpecError(
-            f"{name} schedules a single cluster; this platform has {len(free)}. "
-            "Use a multicluster scheduler (koala)."
-        )
-    return free[0]
+def _free_nodes(sim: Simulator, name: str) -> int:
+    single_cluster(sim, name)
+    return sim.pool.free[0]
 
 
 def size_of(spec: JobSpec, choice: str, capacity: int) -> int:
@@ -59,7 +58,7 @@ class FirstFitAt(BaseScheduler):
 
     def schedule(self, sim: Simulator) -> None:
         """Start every queued job whose size fits the idle nodes, in submission order."""
-        free = _single_cluster(sim, self.name)
+        free = _free_nodes(sim, self.name)
         capacity = sim.platform.clusters[0].nodes
         for job in list(sim.queue.values()):
             if free == 0:
@@ -98,7 +97,7 @@ class EasyAtMin(BaseScheduler):
 
     def schedule(self, sim: Simulator) -> None:
         """Start the head while it fits; then backfill jobs that do not delay its reservation."""
-        free = _single_cluster(sim, self.name)
+        free = _free_nodes(sim, self.name)
         queue = list(sim.queue.values())
         i = 0
         while i < len(queue) and (n := smallest_size(queue[i].spec)) <= free:

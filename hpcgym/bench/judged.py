@@ -92,18 +92,18 @@ def best_of(means: Mapping[str, float]) -> str:
 
 def episodes_note(scenario: Any) -> str:
     """How independent a scenario's episodes are, for the interval tables (one phrase)."""
-    import gymnasium as gym
+    from hpcgym.bench.episode import env_config
 
     n = len(scenario.seeds)
-    kwargs = {**gym.spec(scenario.env_id).kwargs, **scenario.env_kwargs}
+    cfg = env_config(scenario.env_id, dict(scenario.env_kwargs))
     if scenario.windows == "disjoint":
         return f"{n} per policy, every disjoint window of the split: no two share a job"
-    if kwargs.get("episode", "window") == "seeded":
+    if cfg.episode == "seeded":
         return (
             f"{n} per policy, generated cases, each from a generator seed drawn for it; "
             "independent draws"
         )
-    where = "fixed starts" if "window_starts" in kwargs else "random starts"
+    where = "random starts" if cfg.window_starts is None else "fixed starts"
     return (
         f"{n} per policy, windows at {where} that may share jobs; the intervals treat them as "
         "independent and are then too narrow"
