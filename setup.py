@@ -1,12 +1,12 @@
 """Build hpcgym; the simulator's hot modules are compiled to C with mypyc where possible.
 
-The modules in ``COMPILED`` are plain, fully typed Python: mypyc (part of mypy) turns each into
-a C extension at install time, which runs the same code 1.5-2x faster. ``BATCH_CORE`` is a small
-C extension of its own (whole FCFS and EASY runs of rigid jobs; without it those runs take the
-event loop, with the same results). ``HPCGYM_COMPILE`` in
-the environment chooses: unset (or ``auto``), compile where possible and otherwise install pure
-Python, which behaves the same, only slower; ``1``, compile or fail (CI uses it); ``0``, pure
-Python. ``hpcgym.compiled()`` tells which you have.
+The modules in ``COMPILED`` (listed once, in ``hpcgym/_build.py``) are plain, fully typed
+Python: mypyc (part of mypy) turns each into a C extension at install time, which runs the same
+code 1.5-2x faster. ``BATCH_CORE`` is a small C extension of its own (whole FCFS and EASY runs
+of rigid jobs; without it those runs take the event loop, with the same results).
+``HPCGYM_COMPILE`` in the environment chooses: unset (or ``auto``), compile where possible and
+otherwise install pure Python, which behaves the same, only slower; ``1``, compile or fail (CI
+uses it); ``0``, pure Python. ``hpcgym.compiled()`` tells which you have.
 
 After editing a compiled module, reinstall (``pip install -e .``): Python imports the built
 extension before the ``.py`` beside it, and ``hpcgym`` warns when a source is newer than its
@@ -15,23 +15,32 @@ extension.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
+from pathlib import Path
 
 from setuptools import Extension, setup
 
-COMPILED = [
-    "hpcgym/sim/engine.py",
-    "hpcgym/sim/simulator.py",
-    "hpcgym/sim/job.py",
-    "hpcgym/sim/nodes.py",
-    "hpcgym/baselines/classic.py",
-    "hpcgym/baselines/profile.py",
-    "hpcgym/sim/batch.py",
-]
 
-BATCH_CORE = "hpcgym/sim/_batchcore.c"
-"""The C batch core (``hpcgym.sim.batch``): whole FCFS and EASY runs of rigid jobs."""
+def _build_lists() -> tuple[list[str], str]:
+    """The compiled modules' source files, read from ``hpcgym/_build.py`` (their one list).
+
+    The file is loaded by path, not imported as ``hpcgym._build``: importing the package would
+    run ``hpcgym/__init__.py``, and the build must not depend on what the package imports.
+    """
+    here = Path(__file__).resolve().parent
+    spec = importlib.util.spec_from_file_location("_hpcgym_build", here / "hpcgym" / "_build.py")
+    assert spec is not None and spec.loader is not None
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    files = [name.replace(".", "/") + ".py" for name in build.COMPILED_MODULES]
+    (core,) = build.NATIVE_MODULES.values()
+    return files, core
+
+
+COMPILED, BATCH_CORE = _build_lists()
+"""The mypyc-compiled modules' files and the C batch core's source (``hpcgym.sim.batch``)."""
 
 
 # setuptools runs this file several times per install; only these commands build extensions

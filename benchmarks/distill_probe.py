@@ -42,7 +42,7 @@ from hpcgym.agents.distill import (
     record_sequence,
 )
 from hpcgym.baselines.priority import PriorityReserve
-from hpcgym.bench.papers.rlscheduler import CONFIG
+from hpcgym.baselines.rlsched_setting import CONFIG
 from hpcgym.bench.stats import interval, paired_win_rate
 from hpcgym.sim import Simulator
 from hpcgym.workloads.registry import load

@@ -34,8 +34,8 @@ from hpcgym.agents.lookahead import Item, LookaheadReserve, _bsld, _pool, cheape
 from hpcgym.baselines.base import estimated_end, runtime_estimate
 from hpcgym.baselines.priority import EasyPriority
 from hpcgym.bench import scenarios
-from hpcgym.bench.episode import env_config, episode_for
 from hpcgym.bench.stats import interval, paired_win_rate
+from hpcgym.envs.episodes import env_config, episode_for
 from hpcgym.sim import Job, SimConfig, Simulator
 from hpcgym.sim.planning import shadow
 

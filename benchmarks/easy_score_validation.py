@@ -30,8 +30,8 @@ import numpy as np
 from hpcgym.agents.score import load_score
 from hpcgym.baselines import make
 from hpcgym.bench import scenarios
-from hpcgym.bench.episode import env_config, episode_for
 from hpcgym.bench.stats import interval, paired_win_rate
+from hpcgym.envs.episodes import env_config, episode_for
 from hpcgym.sim import SimConfig, Simulator
 
 ENV = "hpcgym/Rigid-v0"

@@ -31,7 +31,7 @@ from hpcgym.agents.lookahead import PlannerCard
 from hpcgym.agents.score import load_score
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.priority import PriorityReserve
-from hpcgym.bench.papers.rlscheduler import CONFIG
+from hpcgym.baselines.rlsched_setting import CONFIG
 from hpcgym.bench.stats import crossed_interval, interval, paired_win_rate
 from hpcgym.sim import Simulator
 from hpcgym.workloads.registry import load

@@ -45,10 +45,10 @@ import numpy as np
 
 from hpcgym.agents.score import F1_WEIGHTS, FEATURES, LinearEasy, LinearReserve
 from hpcgym.baselines.priority import EasyPriority, PriorityReserve
+from hpcgym.baselines.rlsched_setting import CONFIG
 from hpcgym.bench import scenarios
-from hpcgym.bench.episode import env_config, episode_for
-from hpcgym.bench.papers.rlscheduler import CONFIG
 from hpcgym.bench.stats import interval, paired_win_rate
+from hpcgym.envs.episodes import env_config, episode_for
 from hpcgym.sim import Platform, SimConfig, Simulator
 from hpcgym.workloads import Workload
 from hpcgym.workloads.registry import resolve_file

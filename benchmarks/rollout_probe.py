@@ -38,8 +38,8 @@ import numpy as np
 from hpcgym.agents.lookahead import Item, LookaheadReserve, item
 from hpcgym.baselines.base import runtime_estimate
 from hpcgym.baselines.priority import PriorityReserve
+from hpcgym.baselines.rlsched_setting import CONFIG
 from hpcgym.bench import scenarios
-from hpcgym.bench.papers.rlscheduler import CONFIG
 from hpcgym.bench.stats import interval, paired_win_rate
 from hpcgym.sim import JobSpec, Simulator
 from hpcgym.workloads.registry import load

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from hpcgym.agents.score import LinearEasy, load_score, ranked_by_features
 from hpcgym.bench import scenarios
-from hpcgym.bench.episode import episode_for
+from hpcgym.envs.episodes import episode_for
 from hpcgym.sim import Job, SimConfig, Simulator
 
 AGENT = Path(__file__).resolve().parents[1] / "agents" / "score-synlublin-easy" / "s0"

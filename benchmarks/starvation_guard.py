@@ -28,7 +28,7 @@ from hpcgym.agents.distill import DistilledCard, DistilledReserve
 from hpcgym.baselines import make as make_baseline
 from hpcgym.baselines.base import BaseScheduler, runtime_estimate
 from hpcgym.bench import scenarios
-from hpcgym.bench.episode import env_config, episode_for
+from hpcgym.envs.episodes import env_config, episode_for
 from hpcgym.sim import SimConfig, Simulator
 
 SCENARIO = "rlsched-synlublin-bf-large-v0"

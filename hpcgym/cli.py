@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hpcgym import __version__
+from hpcgym._version import __version__
 from hpcgym.errors import HpcGymError
 
 DESCRIPTION = (

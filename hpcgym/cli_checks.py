@@ -128,3 +128,25 @@ def writable_file(path: str | os.PathLike[str]) -> Path:
         raise OutputError(f"cannot write {p}: it is a folder; give a file name")
     writable_folder(p.parent)
     return p
+
+
+def parse_seeds(text: str) -> list[int]:
+    """Seeds from ``"0-4"``, ``"0,3,7"`` or ``"0-2,10"`` (in the order given, no repeats).
+
+    Raises:
+        SpecError: Not a list of non-negative integers and ranges, or a repeated seed.
+    """
+    seeds: list[int] = []
+    for part in text.split(","):
+        lo, dash, hi = part.strip().partition("-")
+        try:
+            first = int(lo)
+            last = int(hi) if dash else first
+        except ValueError:
+            raise SpecError(f"--seeds takes seeds and ranges like 0-4,7; got {text!r}") from None
+        if first < 0 or last < first:
+            raise SpecError(f"--seeds: {part.strip()!r} is not a range of seeds >= 0")
+        seeds.extend(range(first, last + 1))
+    if len(set(seeds)) != len(seeds):
+        raise SpecError(f"--seeds {text!r} names a seed twice")
+    return seeds

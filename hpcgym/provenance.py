@@ -15,7 +15,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from hpcgym import __version__
+from hpcgym._version import __version__
 
 LIBRARIES = (
     "numpy",

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym import __version__
+from hpcgym._version import __version__
 from hpcgym.agents.lookahead import LookaheadReserve, cheapest
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.priority import PriorityReserve
@@ -414,7 +414,7 @@ def record_sequence(
         ``(x, costs)``: features ``(choices, candidates, WIDTH)`` (zero rows for absent
         candidates) and each candidate's total forward-play cost (NaN when absent).
     """
-    from hpcgym.bench.papers.rlscheduler import CONFIG
+    from hpcgym.baselines.rlsched_setting import CONFIG
 
     jobs_, config = sched.setting(jobs, CONFIG)
     sim = Simulator(platform, jobs_, config)
@@ -634,7 +634,7 @@ def build(
         SpecError: A card exists, or recorded choices there have other settings.
     """
     from hpcgym.atomic import write_text
-    from hpcgym.bench.scenarios import rlsched_kwargs
+    from hpcgym.baselines.rlsched_setting import rlsched_kwargs
     from hpcgym.workloads.registry import load
     from hpcgym.workloads.splits import time_splits
 
@@ -724,7 +724,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     """``python -m hpcgym.agents.distill --out DIR [--backfill] [--seeds 0-2] ...``."""
     import argparse
 
-    from hpcgym.agents.sweep import parse_seeds
+    from hpcgym.cli_checks import parse_seeds
 
     ap = argparse.ArgumentParser(
         prog="python -m hpcgym.agents.distill",

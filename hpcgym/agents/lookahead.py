@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym import __version__
+from hpcgym._version import __version__
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.priority import F1_SUBMIT_WEIGHT, MIN_TIME, PriorityReserve
 from hpcgym.envs.registration import check_env_id
@@ -459,7 +459,7 @@ def write_planners(
         SpecError: A card exists, or a setting is invalid (checked on the pool first).
     """
     from hpcgym.atomic import write_text
-    from hpcgym.bench.scenarios import rlsched_kwargs
+    from hpcgym.baselines.rlsched_setting import rlsched_kwargs
 
     kwargs = rlsched_kwargs(pool_workload, backfill)
     cards = [
@@ -492,7 +492,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     """``python -m hpcgym.agents.lookahead --out DIR [--backfill] [--seeds 0-2] ...``."""
     import argparse
 
-    from hpcgym.agents.sweep import parse_seeds
+    from hpcgym.cli_checks import parse_seeds
 
     ap = argparse.ArgumentParser(
         prog="python -m hpcgym.agents.lookahead",

@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym import __version__
+from hpcgym._version import __version__
 from hpcgym.baselines.evolving.list_scheduling import VARIANTS, list_schedule, requested_ep
 from hpcgym.baselines.evolving.online import EvolvingListScheduler
 from hpcgym.envs.registration import check_env_id
@@ -237,7 +237,7 @@ def _init_worker(setting: _Setting) -> None:
 
 @cache
 def _episodes(setting: _Setting) -> list[tuple[Any, ...]]:
-    from hpcgym.bench.episode import episode_for
+    from hpcgym.envs.episodes import episode_for
 
     kwargs = json.loads(setting.env_kwargs_json)
     episodes = (episode_for(ENV_ID, kwargs, s) for s in setting.seeds)

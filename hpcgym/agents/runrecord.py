@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hpcgym import __version__
+from hpcgym._version import __version__
 from hpcgym.agents.saved import write_atomic
 from hpcgym.errors import SpecError
 from hpcgym.provenance import git_commit, machine, now_utc, versions

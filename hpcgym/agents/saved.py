@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from hpcgym import atomic
+from hpcgym._version import __version__
 from hpcgym.agents.decode import check_decode
 from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
@@ -213,8 +214,6 @@ def card_for(
     decode: str = "greedy",
 ) -> AgentCard:
     """The card of an SB3 ``model`` of ``algo`` trained on ``env_id`` (spaces read from it)."""
-    import hpcgym
-
     kwargs = dict(model.policy_kwargs or {})
     if getattr(model, "use_sde", False):
         kwargs["use_sde"] = True
@@ -229,7 +228,7 @@ def card_for(
         policy_kwargs=_encode(kwargs, "policy_kwargs"),
         observation_space=describe_space(model.observation_space),
         action_space=describe_space(model.action_space),
-        hpcgym_version=hpcgym.__version__,
+        hpcgym_version=__version__,
         training=_encode(dict(training or {}), "training"),
         decode=check_decode(decode),
     )
@@ -300,12 +299,10 @@ def save_agent(model: Any, card: AgentCard, path: str | Path) -> Path:
 
 def _check_space(kind: str, recorded: dict[str, Any], actual: Any, card: AgentCard) -> None:
     if recorded and recorded != describe_space(actual):
-        import hpcgym
-
         raise SpecError(
             f"the agent's {kind} space ({json.dumps(recorded)}) is not the one of "
             f"{card.env_id} with its card's arguments now ({json.dumps(describe_space(actual))}); "
-            f"it was saved by hpcgym {card.hpcgym_version or '?'}, this is {hpcgym.__version__}"
+            f"it was saved by hpcgym {card.hpcgym_version or '?'}, this is {__version__}"
         )
 
 

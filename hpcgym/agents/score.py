@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hpcgym import __version__
+from hpcgym._version import __version__
 from hpcgym.baselines.base import BaseScheduler, runtime_estimate
 from hpcgym.baselines.priority import EasyPriority, PriorityReserve
 from hpcgym.envs.registration import check_env_id
@@ -208,7 +208,7 @@ def score_mode(env_id: str, env_kwargs: dict[str, Any]) -> tuple[str, bool]:
     Raises:
         SpecError: The preset is not a rigid, single-cluster one.
     """
-    from hpcgym.bench.episode import env_config
+    from hpcgym.envs.episodes import env_config
 
     if env_id != "hpcgym/Rigid-v0":
         raise SpecError(
@@ -354,7 +354,7 @@ def _init_worker(setting: _Setting) -> None:
 
 @cache
 def _episodes(setting: _Setting) -> list[tuple[Any, ...]]:
-    from hpcgym.bench.episode import env_config, episode_for
+    from hpcgym.envs.episodes import env_config, episode_for
     from hpcgym.sim import SimConfig
 
     kwargs = json.loads(setting.env_kwargs_json)

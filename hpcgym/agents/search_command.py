@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     if args.seeds is None:
         _search_one(args, env_kwargs, args.seed, out, command)
         return 0
-    from hpcgym.agents.sweep import parse_seeds
+    from hpcgym.cli_checks import parse_seeds
 
     for seed in parse_seeds(args.seeds):
         _search_one(args, env_kwargs, seed, out / f"s{seed}", command)

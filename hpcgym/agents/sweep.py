@@ -29,28 +29,6 @@ from hpcgym.errors import SpecError
 SWEEP_EXECUTORS = ("serial", "process", "ray")
 
 
-def parse_seeds(text: str) -> list[int]:
-    """Seeds from ``"0-4"``, ``"0,3,7"`` or ``"0-2,10"`` (in the order given, no repeats).
-
-    Raises:
-        SpecError: Not a list of non-negative integers and ranges, or a repeated seed.
-    """
-    seeds: list[int] = []
-    for part in text.split(","):
-        lo, dash, hi = part.strip().partition("-")
-        try:
-            first = int(lo)
-            last = int(hi) if dash else first
-        except ValueError:
-            raise SpecError(f"--seeds takes seeds and ranges like 0-4,7; got {text!r}") from None
-        if first < 0 or last < first:
-            raise SpecError(f"--seeds: {part.strip()!r} is not a range of seeds >= 0")
-        seeds.extend(range(first, last + 1))
-    if len(set(seeds)) != len(seeds):
-        raise SpecError(f"--seeds {text!r} names a seed twice")
-    return seeds
-
-
 @dataclass(frozen=True)
 class SeedRun:
     """What one seed's training produced."""
@@ -151,9 +129,9 @@ def sweep_curves(folder: Path, title: str) -> list[Path]:
     import csv
     import io
 
+    from hpcgym.agents.members import sweep_members
     from hpcgym.agents.saved import write_atomic
     from hpcgym.agents.validation import COLUMNS, set_objective_scale
-    from hpcgym.bench.policies import sweep_members
 
     curves: dict[int, list[dict[str, str]]] = {}
     for seed, member in sweep_members(folder):

@@ -589,7 +589,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_sweep(cfg: TrainConfig, args: argparse.Namespace) -> int:
-    from hpcgym.agents.sweep import parse_seeds, sweep, sweep_curves
+    from hpcgym.agents.sweep import sweep, sweep_curves
+    from hpcgym.cli_checks import parse_seeds
 
     seeds = parse_seeds(args.seeds)
     where = args.executor + (f" at {args.ray_address}" if args.ray_address else "")

@@ -35,12 +35,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pandas as pd
-from gymnasium.utils.seeding import np_random
 
 from hpcgym.baselines import make as make_baseline
 from hpcgym.bench.policies import ON_ENV, make_env_policy, policy_kind
-from hpcgym.envs.config import EnvConfig
-from hpcgym.envs.episodes import Episode, choose_episode
+from hpcgym.envs.episodes import env_config, episode_for
 from hpcgym.envs.render import GanttLog, render_gantt
 from hpcgym.errors import SpecError
 from hpcgym.sim import JobState, SimConfig, Simulator
@@ -97,18 +95,6 @@ def count_unfinished(
     out["mean_wait"] = float(waits.mean()) if waits.size else 0.0
     out["max_wait"] = float(waits.max()) if waits.size else 0.0
     return out, jobs, counts
-
-
-def env_config(env_id: str, env_kwargs: dict[str, Any]) -> EnvConfig:
-    """The ``EnvConfig`` ``gym.make(env_id, **env_kwargs)`` would build."""
-    spec = gym.spec(env_id)
-    return EnvConfig.from_kwargs({**spec.kwargs, **env_kwargs})
-
-
-def episode_for(env_id: str, env_kwargs: dict[str, Any], seed: int) -> Episode:
-    """The episode ``ClusterEnv.reset(seed=seed)`` draws (same generator, same choice)."""
-    rng, _ = np_random(seed)
-    return choose_episode(env_config(env_id, env_kwargs), rng, None)
 
 
 class _Recorder:

@@ -17,9 +17,10 @@ import pandas as pd
 
 from hpcgym.atomic import write_csv
 from hpcgym.bench.axes import DOMINATED, columns, dominated_on_response, objective_of, with_axes
-from hpcgym.bench.episode import env_config, forced_kill_rule, run_episode
+from hpcgym.bench.episode import forced_kill_rule, run_episode
 from hpcgym.bench.policies import policy_kind, policy_label, trust_pickled
 from hpcgym.cli_checks import at_least, env_kwargs_arg, known_env_id, writable_file
+from hpcgym.envs.episodes import env_config
 
 HEADLINE = ("mean_bsld", "max_bsld", "mean_wait", "utilization", "makespan", "reconfigurations")
 """The older headline metrics (every table now shows ``hpcgym.bench.axes.columns``; all of

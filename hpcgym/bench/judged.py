@@ -67,8 +67,7 @@ def disjoint_starts(env_id: str, env_kwargs: Mapping[str, Any]) -> tuple[int, ..
     Raises:
         SpecError: ``env_kwargs`` names no split, or the episodes are not windows.
     """
-    from hpcgym.bench.episode import env_config
-    from hpcgym.envs.episodes import load_cached, splits_of
+    from hpcgym.envs.episodes import env_config, load_cached, splits_of
     from hpcgym.workloads.splits import window_starts
 
     kwargs = {k: v for k, v in env_kwargs.items() if k != "window_starts"}
@@ -92,7 +91,7 @@ def best_of(means: Mapping[str, float]) -> str:
 
 def episodes_note(scenario: Any) -> str:
     """How independent a scenario's episodes are, for the interval tables (one phrase)."""
-    from hpcgym.bench.episode import env_config
+    from hpcgym.envs.episodes import env_config
 
     n = len(scenario.seeds)
     cfg = env_config(scenario.env_id, dict(scenario.env_kwargs))

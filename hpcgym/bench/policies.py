@@ -28,7 +28,6 @@ A policy name is resolved in this order:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ import numpy as np
 
 from hpcgym.agents.decode import agent_action, sample_rng
 from hpcgym.agents.layout import Blocks, menu_blocks
+from hpcgym.agents.members import BEST, sweep_members
 from hpcgym.baselines import names as baseline_names
 from hpcgym.errors import SpecError
 
@@ -207,38 +207,6 @@ class AgentPolicy(EnvPolicy):
             return agent_action(self.model, obs, mask, self.card.decode, self._blocks, self._rng)
         a = agent_action(self.model, obs, None, "greedy", None)
         return a if mask[a] else 0
-
-
-_MEMBER = re.compile(r"s(\d+)")
-BEST = "@best"
-"""Suffix of a sweep folder's name that picks its members' validation-chosen ``best`` agents."""
-
-
-def sweep_members(name: str | Path) -> list[tuple[int, Path]]:
-    """The ``(training seed, agent folder)`` of a sweep folder's members, by seed; else ``[]``.
-
-    A sweep folder is a folder that is not itself a saved agent and whose sub-folders named
-    ``s<seed>`` are saved agents (the layout of ``hpcgym train --seeds ... --out DIR``) or
-    score agents (``hpcgym search-score --seeds ... --out DIR``).
-    """
-    from hpcgym.agents.saved import is_saved_agent
-    from hpcgym.agents.score import is_score_agent
-
-    text = str(name)
-    best = text.endswith(BEST)
-    folder = Path(text.removesuffix(BEST))
-    if not folder.is_dir() or is_saved_agent(folder) or is_score_agent(folder):
-        return []
-    members = []
-    for child in folder.iterdir():
-        m = _MEMBER.fullmatch(child.name)
-        if not (m and child.is_dir()):
-            continue
-        if best and is_saved_agent(child / "best"):
-            members.append((int(m.group(1)), child / "best"))
-        elif not best and (is_saved_agent(child) or is_score_agent(child)):
-            members.append((int(m.group(1)), child))
-    return sorted(members)
 
 
 def policy_kind(name: str) -> str:

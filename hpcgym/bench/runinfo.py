@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hpcgym import __version__
+from hpcgym._version import __version__
 from hpcgym.bench.policies import policy_kind, sweep_members
 from hpcgym.bench.scenarios import Scenario
 from hpcgym.errors import SpecError

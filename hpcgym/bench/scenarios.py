@@ -25,6 +25,7 @@ from typing import Any
 
 from gymnasium.utils.seeding import np_random
 
+from hpcgym.baselines.rlsched_setting import rlsched_kwargs
 from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 from hpcgym.sim.metrics import SUMMARY_KEYS
@@ -470,23 +471,6 @@ def fresh_seeds(
             seeds.append(seed)
         seed += 1
     return tuple(seeds)
-
-
-def rlsched_kwargs(workload: str, backfill: bool) -> dict[str, Any]:
-    """``hpcgym/Rigid-v0``'s arguments for RLScheduler's setting on ``workload``.
-
-    The trace's own machine, 1,024-job sequences, reserve mode (with or without backfilling)
-    over 128 queue slots, no walltime kills.
-    """
-    return {
-        "workload": workload,
-        "platform": None,
-        "n_jobs": 1024,
-        "selection": "reserve",
-        "reserve_backfill": backfill,
-        "queue_slots": 128,
-        "kill_on_walltime": False,
-    }
 
 
 def _rlsched(

@@ -21,7 +21,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from hpcgym.bench.episode import env_config
+from hpcgym.envs.episodes import env_config
 from hpcgym.errors import SpecError
 
 WINDOW_OF_BLOCK = {
@@ -84,7 +84,7 @@ def windows_needed(
 
 def policy_episode_jobs(env_id: str, env_kwargs: dict[str, Any], seed: int) -> list[Any]:
     """The jobs of episode ``seed`` (as the env draws it)."""
-    from hpcgym.bench.episode import episode_for
+    from hpcgym.envs.episodes import episode_for
 
     return list(episode_for(env_id, env_kwargs, seed).jobs)
 

@@ -8,7 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
+from gymnasium.utils.seeding import np_random
 
 from hpcgym.envs.config import EnvConfig
 from hpcgym.envs.table import JobTable
@@ -155,3 +157,15 @@ def choose_episode(
         start = 0
     platform = w.platform if cfg.platform is None else Platform.multi(cfg.platform, cfg.cores)
     return Episode(w.jobs[start : start + n], table.slice(start, start + n), platform, seed, start)
+
+
+def env_config(env_id: str, env_kwargs: dict[str, Any]) -> EnvConfig:
+    """The ``EnvConfig`` ``gym.make(env_id, **env_kwargs)`` would build."""
+    spec = gym.spec(env_id)
+    return EnvConfig.from_kwargs({**spec.kwargs, **env_kwargs})
+
+
+def episode_for(env_id: str, env_kwargs: dict[str, Any], seed: int) -> Episode:
+    """The episode ``ClusterEnv.reset(seed=seed)`` draws (same generator, same choice)."""
+    rng, _ = np_random(seed)
+    return choose_episode(env_config(env_id, env_kwargs), rng, None)

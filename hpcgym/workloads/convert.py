@@ -23,7 +23,7 @@ from typing import Literal
 
 import numpy as np
 
-import hpcgym
+from hpcgym._version import __version__
 from hpcgym.errors import SpecError, WorkloadError
 from hpcgym.sim.platform import Platform
 from hpcgym.sim.spec import JobSpec, rigid_specs, rigid_valid
@@ -401,7 +401,7 @@ def provenance_header(workload: Workload, command: str | None = None) -> SwfHead
     argv = sys.argv or ["python"]
     cmd = command if command is not None else shlex.join([Path(argv[0]).name, *argv[1:]])
     pairs = [
-        (f"{HPCGYM_PREFIX}-version", hpcgym.__version__),
+        (f"{HPCGYM_PREFIX}-version", __version__),
         (f"{HPCGYM_PREFIX}-workload", workload.name),
         (f"{HPCGYM_PREFIX}-command", cmd),
         (f"{HPCGYM_PREFIX}-seed", str(workload.seed)),

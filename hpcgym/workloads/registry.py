@@ -98,6 +98,15 @@ class WorkloadSet:
 _SETS: dict[str, WorkloadSet] = {}
 
 
+_path_sets: list[Callable[[str], WorkloadSet]] = []
+"""The maker of ad-hoc sets over a path (``hpcgym.workloads.sets.file_set`` registers itself)."""
+
+
+def register_path_sets(make: Callable[[str], WorkloadSet]) -> None:
+    """Make :func:`get` answer a trace path with ``make(path)`` (the set module's file set)."""
+    _path_sets[:] = [make]
+
+
 def register(ws: WorkloadSet) -> WorkloadSet:
     """Add a set; its name must be new and look like ``family/name-vN``."""
     family, _, rest = ws.name.partition("/")
@@ -114,10 +123,8 @@ def get(name: str) -> WorkloadSet:
     try:
         return _SETS[name]
     except KeyError:
-        if is_trace_path(name):
-            from hpcgym.workloads.sets import file_set
-
-            return file_set(name)
+        if is_trace_path(name) and _path_sets:
+            return _path_sets[0](name)
         raise WorkloadError(
             f"no workload set {name!r}; known sets: {', '.join(sorted(_SETS))} (or give the "
             "path of an SWF file)"

@@ -31,7 +31,13 @@ from hpcgym.workloads.elastic import RHO_HIGH, RHO_LOW, RHO_MEDIUM, ElasticConfi
 from hpcgym.workloads.evolving import generate_klein
 from hpcgym.workloads.koala import generate_koala
 from hpcgym.workloads.lublin import generate_lublin
-from hpcgym.workloads.registry import Builder, WorkloadSet, register, resolve_file
+from hpcgym.workloads.registry import (
+    Builder,
+    WorkloadSet,
+    register,
+    register_path_sets,
+    resolve_file,
+)
 from hpcgym.workloads.stats import offered_load
 from hpcgym.workloads.transforms import EstimateModel
 from hpcgym.workloads.workload import Workload
@@ -106,6 +112,9 @@ def file_set(path: str) -> WorkloadSet:
 
     options = {"estimates": "user", "procs_per_node": None, "allocation": DEFAULT_ALLOCATION}
     return WorkloadSet(path, f"SWF file {path}", build, options, path)
+
+
+register_path_sets(file_set)
 
 
 # Every bundled trace but HPC2N has one processor per node, so its jobs are the same in either

@@ -24,9 +24,9 @@ from hpcgym.agents.lookahead import LookaheadReserve
 from hpcgym.agents.score import load_score
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.priority import PriorityReserve, f1_score
+from hpcgym.baselines.rlsched_setting import CONFIG
 from hpcgym.bench import scenarios
 from hpcgym.bench.episode import run_episode, score_scheduler
-from hpcgym.bench.papers.rlscheduler import CONFIG
 from hpcgym.errors import SpecError
 from hpcgym.sim import JobSpec, Platform, Simulator
 from hpcgym.workloads.registry import load

@@ -22,9 +22,9 @@ import hpcgym.agents.lookahead as rp
 from hpcgym.agents.lookahead import LookaheadReserve, PlannerCard
 from hpcgym.baselines.base import estimated_end, runtime_estimate
 from hpcgym.baselines.priority import PriorityReserve, f1_score
+from hpcgym.baselines.rlsched_setting import CONFIG
 from hpcgym.bench import scenarios
 from hpcgym.bench.episode import run_episode, score_scheduler
-from hpcgym.bench.papers.rlscheduler import CONFIG
 from hpcgym.errors import SpecError
 from hpcgym.sim import JobSpec, Simulator
 from hpcgym.workloads.registry import load

@@ -29,9 +29,9 @@ from hpcgym.agents.score import load_score
 from hpcgym.baselines.evolving.online import EvolvingListScheduler
 from hpcgym.bench import scenarios
 from hpcgym.bench.command import run_bench
-from hpcgym.bench.episode import episode_for
 from hpcgym.bench.policies import make_env_policy, policy_kind, policy_label
 from hpcgym.cli import main
+from hpcgym.envs.episodes import episode_for
 from hpcgym.errors import SpecError
 from hpcgym.sim import EvolutionStep, JobKind, JobSpec, Simulator
 

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from hpcgym.agents.saved import load_agent
-from hpcgym.agents.sweep import parse_seeds, seed_config, sweep
+from hpcgym.agents.sweep import seed_config, sweep
 from hpcgym.agents.train import TrainConfig
+from hpcgym.cli_checks import parse_seeds
 from hpcgym.errors import SpecError
 
 

@@ -8,7 +8,7 @@ from baseline_helpers import malleable, rigid, run
 from hpcgym.baselines import make, names
 from hpcgym.baselines.evolving.list_scheduling import requested_ep
 from hpcgym.baselines.mebf import MEBF
-from hpcgym.bench.episode import episode_for
+from hpcgym.envs.episodes import episode_for
 from hpcgym.errors import SpecError
 from hpcgym.sim import SimConfig, Simulator
 

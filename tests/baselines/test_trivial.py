@@ -6,7 +6,7 @@ import pytest
 from baseline_helpers import malleable, rigid, run
 
 from hpcgym.baselines import make, names
-from hpcgym.bench.episode import episode_for
+from hpcgym.envs.episodes import episode_for
 from hpcgym.sim import SimConfig, Simulator
 from hpcgym.sim.planning import largest_size, smallest_size
 

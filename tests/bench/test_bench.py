@@ -184,7 +184,7 @@ def test_evolving_v1_draws_its_cases_from_the_test_splits_set_seeds() -> None:
 
 
 def test_large_evolving_scenario_plays_2000_distinct_cases_never_played_before() -> None:
-    from hpcgym.bench.episode import episode_for
+    from hpcgym.envs.episodes import episode_for
 
     sc = scenarios.get("evolving-klein-large-v0")
     assert sc.metric == "makespan"

@@ -8,10 +8,11 @@ import pandas as pd
 import pytest
 
 import hpcgym  # noqa: F401
-from hpcgym.bench.episode import episode_for, run_episode
+from hpcgym.bench.episode import run_episode
 from hpcgym.bench.evaluate import evaluate
 from hpcgym.bench.policies import policy_kind
 from hpcgym.cli import main
+from hpcgym.envs.episodes import episode_for
 from hpcgym.errors import SpecError
 
 TINY = {"n_jobs": 24}

@@ -12,7 +12,6 @@ import pytest
 
 from hpcgym.bench import scenarios
 from hpcgym.bench.axes import dominated_on_response
-from hpcgym.bench.episode import episode_for
 from hpcgym.bench.evaluate import evaluate
 from hpcgym.bench.judged import (
     ELASTIC_HEURISTICS,
@@ -23,7 +22,7 @@ from hpcgym.bench.judged import (
 )
 from hpcgym.bench.report import intervals, leaderboard, statistics_markdown, win_rates
 from hpcgym.bench.scenarios import get, on_split
-from hpcgym.envs.episodes import load_cached, splits_of
+from hpcgym.envs.episodes import episode_for, load_cached, splits_of
 
 JUDGED = ("malleable-small-v3", "malleable-small-kth-v1")
 

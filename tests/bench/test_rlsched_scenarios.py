@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from hpcgym.bench import scenarios
-from hpcgym.bench.episode import episode_for, run_episode
+from hpcgym.bench.episode import run_episode
 from hpcgym.bench.papers.rlscheduler import reserve_bsld
-from hpcgym.envs.episodes import splits_of
+from hpcgym.envs.episodes import episode_for, splits_of
 from hpcgym.errors import SpecError
 from hpcgym.workloads import load
 from hpcgym.workloads.registry import resolve_file
@@ -137,7 +137,7 @@ def test_scenario_runs_the_published_sequence() -> None:
 
 
 def test_the_large_rigid_scenario_plays_1000_fresh_model_traces_none_played_before() -> None:
-    from hpcgym.bench.episode import env_config, episode_for
+    from hpcgym.envs.episodes import env_config, episode_for
 
     sc = scenarios.get("rigid-synlublin-large-v0")
     assert sc.env_id == "hpcgym/Rigid-v0" and "easy-f1" in sc.policies

@@ -22,7 +22,7 @@ import worst_per_trace as wpt  # noqa: E402
 
 from hpcgym.agents.distill import DistilledReserve  # noqa: E402
 from hpcgym.bench import scenarios  # noqa: E402
-from hpcgym.bench.episode import episode_for  # noqa: E402
+from hpcgym.envs.episodes import episode_for  # noqa: E402
 from hpcgym.sim import SimConfig, Simulator  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

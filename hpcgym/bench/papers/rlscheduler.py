@@ -25,9 +25,10 @@ import numpy as np
 
 from hpcgym.baselines.base import runtime_estimate
 from hpcgym.baselines.priority import SCORES, EasyPriority, PriorityReserve
+from hpcgym.baselines.rlsched_setting import CONFIG
 from hpcgym.bench.papers import publish
 from hpcgym.bench.stats import interval
-from hpcgym.sim import JobSpec, SimConfig, Simulator
+from hpcgym.sim import JobSpec, Simulator
 from hpcgym.workloads.registry import resolve_file
 from hpcgym.workloads.rlsched import (
     EVAL_COUNT,
@@ -58,9 +59,6 @@ PUBLISHED: dict[tuple[str, bool], float] = {
 
 ROWS = ("fcfs", "wfp3", "unicep", "sjf", "f1", "wfp3-as-coded", "unicep-as-coded")
 """Scores in table order; the ``-as-coded`` ones are compared with the published WFP3, UNICEP."""
-
-CONFIG = SimConfig(kill_on_walltime=False)
-"""RLScheduler never kills a job that outlives its request."""
 
 
 def _published(score: str, backfill: bool) -> float | None:
