@@ -57,6 +57,24 @@ JUDGED_MALLEABLE = (*ELASTIC_HEURISTICS, *TRIVIAL_RULES, "random", "advance")
 """A judged malleable scenario's policies: every heuristic, the trivial rules, and the
 reference floor of random and advance (shown last, never counted as a heuristic)."""
 
+RIGID_HEURISTICS = (
+    "fcfs",
+    "sjf",
+    "easy",
+    "conservative",
+    "easy-sjf",
+    "easy-f1",
+    "easy-wfp3",
+    "easy-unicep",
+)
+"""Every registered heuristic for rigid jobs on one cluster: the classic schedulers and EASY
+with its queue ranked by each of RLScheduler's scores (SJF, F1, WFP3, UNICEP)."""
+
+JUDGED_RIGID = (*RIGID_HEURISTICS, "random", "advance")
+"""A judged rigid scenario's policies: every rigid heuristic, then the reference floor. Rigid
+jobs always run at their requested size, so no rule can stretch them: the trivial elastic rules
+would be FCFS or EASY again."""
+
 NOT_HEURISTICS = ("random", "advance")
 """Policies of a scenario that are not candidates for its best heuristic."""
 

@@ -755,5 +755,51 @@ register_lazy(
     ),
 )
 
+
+
+# The judged rigid scenarios: the cross-trace setting of rigid-sdsc-sp2-v0 and rigid-kth-v0 (each
+# trace on its own machine, walltime kills as the preset has them), but every disjoint 48-job
+# window of the test split (119 on SDSC SP2, 100 on KTH SP2; 256-job windows give 22 and 18)
+# and every rigid heuristic. Rigid jobs run at their requested size, so bounded slowdown cannot
+# be gamed by stretching them and stays the objective, as in the rigid literature.
+def _judged_rigid(name: str, workload: str, description: str, best: str) -> Scenario:
+    from hpcgym.bench.judged import JUDGED_RIGID, disjoint_starts
+
+    env_id = "hpcgym/Rigid-v0"
+    kw = {"workload": workload, "platform": None, "n_jobs": 48, **_TEST}
+    starts = disjoint_starts(env_id, kw)
+    return Scenario(
+        name,
+        env_id,
+        {**kw, "window_starts": starts},
+        seeds_for_starts(starts),
+        JUDGED_RIGID,
+        description,
+        windows="disjoint",
+        best_heuristic=best,
+    )
+
+
+register_lazy(
+    "rigid-sdsc-sp2-v1",
+    partial(
+        _judged_rigid,
+        "rigid-sdsc-sp2-v1",
+        "swf/sdsc-sp2-v0",
+        "every disjoint 48-job test-split window of SDSC SP2 on its 128 nodes (rigid)",
+        "easy-f1",  # validation (96 windows): 9.47 vs easy-unicep 9.79, easy-sjf 11.29
+    ),
+)
+register_lazy(
+    "rigid-kth-v1",
+    partial(
+        _judged_rigid,
+        "rigid-kth-v1",
+        "swf/kth-sp2-v0",
+        "every disjoint 48-job test-split window of KTH SP2 on its 100 nodes (rigid)",
+        "easy-unicep",  # validation (68 windows): 6.27 vs easy-sjf 6.66, easy-wfp3 6.85
+    ),
+)
+
 MAIN = "malleable-small-v3"
 """The scenario of the main job (``hpcgym bench`` with no arguments)."""

@@ -16,6 +16,7 @@ from hpcgym.bench.evaluate import evaluate
 from hpcgym.bench.judged import (
     ELASTIC_HEURISTICS,
     NOT_HEURISTICS,
+    RIGID_HEURISTICS,
     TRIVIAL_RULES,
     best_of,
     episodes_note,
@@ -24,18 +25,24 @@ from hpcgym.bench.report import intervals, leaderboard, statistics_markdown, win
 from hpcgym.bench.scenarios import get, on_split
 from hpcgym.envs.episodes import episode_for, load_cached, splits_of
 
-JUDGED = ("malleable-small-v3", "malleable-small-kth-v1")
+JUDGED_ELASTIC = ("malleable-small-v3", "malleable-small-kth-v1")
+JUDGED_RIGID_SCENARIOS = ("rigid-sdsc-sp2-v1", "rigid-kth-v1")
+JUDGED = (*JUDGED_ELASTIC, *JUDGED_RIGID_SCENARIOS)
 
 
 @pytest.mark.parametrize("name", JUDGED)
 def test_a_judged_scenario_plays_every_disjoint_window_of_its_split(name: str) -> None:
     sc = get(name)
-    assert sc.env_id == "hpcgym/Malleable-v1" and sc.metric == "mean_bounded_stretch"
+    if name in JUDGED_ELASTIC:
+        assert sc.env_id == "hpcgym/Malleable-v1" and sc.metric == "mean_bounded_stretch"
+    else:  # rigid jobs cannot be stretched: bounded slowdown stays
+        assert sc.env_id == "hpcgym/Rigid-v0" and sc.metric == "mean_bsld"
     assert sc.windows == "disjoint" and len(sc.seeds) >= 100
     kw = sc.env_kwargs
     n = kw["n_jobs"]
     workload = kw.get("workload", "elastic/sdsc-sp2-mebf-v0")
-    w, _ = load_cached(workload, 0, kw.get("workload_options", {"n_jobs": None}))
+    default_options = {"n_jobs": None} if name in JUDGED_ELASTIC else {}
+    w, _ = load_cached(workload, 0, kw.get("workload_options", default_options))
     test = splits_of(w)["test"]
     starts = kw["window_starts"]
     assert starts[0] == test.first and starts[-1] + n <= test.stop
@@ -60,7 +67,12 @@ def test_a_judged_scenario_plays_every_disjoint_window_of_its_split(name: str) -
 @pytest.mark.parametrize("name", JUDGED)
 def test_a_judged_scenario_lists_every_heuristic_and_the_trivial_rules(name: str) -> None:
     sc = get(name)
-    assert set(ELASTIC_HEURISTICS) | set(TRIVIAL_RULES) <= set(sc.policies)
+    if name in JUDGED_ELASTIC:
+        assert set(ELASTIC_HEURISTICS) | set(TRIVIAL_RULES) <= set(sc.policies)
+    else:
+        assert set(RIGID_HEURISTICS) <= set(sc.policies)
+        # every registered EASY ordering and classic scheduler that plays rigid jobs
+        assert {f"easy-{s}" for s in ("sjf", "f1", "wfp3", "unicep")} <= set(sc.policies)
     assert sc.policies[-2:] == NOT_HEURISTICS  # the floor, last
     assert sc.best_heuristic in sc.policies and sc.best_heuristic not in NOT_HEURISTICS
 
@@ -70,7 +82,8 @@ def test_the_named_best_heuristic_is_the_best_of_all_on_the_validation_split(nam
     sc = on_split(get(name), "validation")
     heuristics = [p for p in sc.policies if p not in NOT_HEURISTICS]
     results = evaluate(heuristics, sc.env_id, list(sc.seeds), dict(sc.env_kwargs))
-    assert results.attrs["kill_rule"].startswith("walltime kills: off for every policy")
+    kills = "off" if name in JUDGED_ELASTIC else "on"
+    assert results.attrs["kill_rule"].startswith(f"walltime kills: {kills} for every policy")
     means = results.groupby("policy")[sc.metric].mean().to_dict()
     assert set(means) == set(heuristics)
     assert best_of(means) == get(name).best_heuristic
