@@ -75,6 +75,21 @@ JUDGED_RIGID = (*RIGID_HEURISTICS, "random", "advance")
 jobs always run at their requested size, so no rule can stretch them: the trivial elastic rules
 would be FCFS or EASY again."""
 
+SHARED_HEURISTICS = (*RIGID_HEURISTICS, "sd-policy", "dfrs")
+"""Every heuristic for jobs that share nodes: the rigid ones (each job on whole cores of its own),
+SD-Policy (co-scheduling a waiting job beside running ones) and DFRS (every job on a fair CPU
+share from submission, with suspension)."""
+
+MULTICLUSTER_HEURISTICS = (
+    "koala-static",
+    "koala-pra-fpsma",
+    "koala-pra-egs",
+    "koala-pwa-fpsma",
+    "koala-pwa-egs",
+)
+"""Every heuristic for several clusters: KOALA's placement, static and with each of its
+malleability managers (FPSMA, EGS) under either approach (PRA, PWA)."""
+
 NOT_HEURISTICS = ("random", "advance")
 """Policies of a scenario that are not candidates for its best heuristic."""
 

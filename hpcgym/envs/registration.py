@@ -83,6 +83,26 @@ PRESETS: dict[str, dict[str, Any]] = {
         "suspended_slots": 8,
         "reward": "bsld",
     },
+    # Shared-v0's setting judged honestly. Co-scheduling and suspension stretch a job's run, and
+    # bounded slowdown divides by that stretched run: DFRS scores 1.00 there with a mean
+    # response above SJF's. The reward is mean bounded stretch (response over the job's time
+    # alone at full share), and every episode is a fresh 256-job trace of the generator (seeded
+    # mode; the test split's generator seeds are never trained on), so episodes are independent.
+    "hpcgym/Shared-v1": {
+        "workload": "synthetic/lublin-dfrs-128-v0",
+        "workload_options": {"n_jobs": 256},
+        "platform": [128],
+        "cores": 4,
+        "episode": "seeded",
+        "n_seeds": 100_000,
+        "n_jobs": 256,
+        "queue_slots": 16,
+        "running_slots": 16,
+        "coschedule_levels": [0.5],
+        "suspend": True,
+        "suspended_slots": 8,
+        "reward": "bstretch",
+    },
     # KOALA setting: malleable GADGET-2/FT mix on the five DAS-3 clusters.
     "hpcgym/MultiCluster-v0": {
         "workload": "synthetic/koala-mix-v0",
@@ -94,6 +114,21 @@ PRESETS: dict[str, dict[str, Any]] = {
         **_ELASTIC,
         "reward": "bsld",
     },
+    # MultiCluster-v0 judged honestly: its jobs rarely wait, so bounded slowdown is 1.00 under
+    # every KOALA policy, while growing a malleable job shortens its run. The reward is mean
+    # bounded stretch (below 1 when a job ran faster than at its requested size), over
+    # 100,000 generated mixes (seeded mode; the test split's are never trained on).
+    "hpcgym/MultiCluster-v1": {
+        "workload": "synthetic/koala-mix-v0",
+        "platform": [170, 82, 136, 92, 64],
+        "episode": "seeded",
+        "n_seeds": 100_000,
+        "n_jobs": None,
+        "queue_slots": 16,
+        "running_slots": 16,
+        **_ELASTIC,
+        "reward": "bstretch",
+    },
 }
 """Keyword arguments of every preset id."""
 
@@ -103,7 +138,9 @@ ALLOCATION: dict[str, str] = {
     "hpcgym/Malleable-v1": "processor",
     "hpcgym/Evolving-v0": "node",
     "hpcgym/Shared-v0": "node",
+    "hpcgym/Shared-v1": "node",
     "hpcgym/MultiCluster-v0": "processor",
+    "hpcgym/MultiCluster-v1": "processor",
 }
 """The unit each preset's job sizes count, as its workload set declares it: processors (SWF's
 unit; on Rigid-v0's and Malleable-v0's one-processor nodes either unit gives the same jobs), or
