@@ -146,3 +146,92 @@ def test_the_mebf_quick_check_marks_its_verdicts_as_previews(
     assert "preview (2 windows)" in text and "each verdict above is a preview" in text
     full = mebf.ablation_report(df)
     assert "?" not in full.split("### MEBF ablation: means")[0] and "| verdict, " in full
+
+
+def _sdpolicy_frame() -> pd.DataFrame:  # noqa: F821 (pandas is imported in the test)
+    import pandas as pd
+
+    rows = []
+    for k in range(3):
+        for variant, factor in (("static", 1.0), ("MAXSD 10", 0.3 + 0.01 * k)):
+            rows.append(
+                {
+                    "setting": "paper",
+                    "window": k,
+                    "step": 6.0,
+                    "size": 6.0,
+                    "variant": variant,
+                    "slowdown": 100.0 * factor,
+                    "response": 50.0,
+                    "makespan": 1000.0,
+                    "guests": 10 if variant != "static" else 0,
+                    "jobs": 100,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _verdict_cells(text: str, first: str) -> list[str]:
+    line = next(row for row in text.splitlines() if row.startswith(first))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    return cells[len(cells) // 2 + 1 :]
+
+
+def test_the_sdpolicy_quick_check_marks_its_verdicts_as_previews() -> None:
+    """Issue 38: a quick check's few windows give previews, never verdicts (as mebf's)."""
+    from hpcgym.bench.papers.sdpolicy import ablation_report
+
+    quick = ablation_report(_sdpolicy_frame(), preview=True)
+    assert all(v.endswith("?") for v in _verdict_cells(quick, "| mean slowdown"))
+    assert "| preview, paper |" in quick and "each verdict above is a preview" in quick
+    full = ablation_report(_sdpolicy_frame())
+    assert "?" not in full and "| verdict, paper |" in full
+
+
+def test_the_koala_and_dfrs_quick_checks_mark_their_verdicts_as_previews() -> None:
+    import pandas as pd
+
+    from hpcgym.bench.papers import koala
+
+    rows = []
+    for seed, (f, e) in enumerate([(100.0, 150.0), (110.0, 160.0), (90.0, 140.0)]):
+        for approach in ("PRA", "PWA"):
+            for policy, resp in (("FPSMA", f), ("EGS", e)):
+                rows.append(
+                    {
+                        "setting": koala.PAPER.name,
+                        "workload": "W'm" if approach == "PWA" else "Wm",
+                        "approach": approach,
+                        "interarrival": 30.0,
+                        "policy": policy,
+                        "seed": seed,
+                        "utilization": 0.5,
+                        "run": resp,
+                        "wait": 0.0,
+                        "response": resp,
+                        "max_size": 10.0,
+                        "grows/job": 1.0,
+                        "shrinks/job": 1.0,
+                        "local_preemptions/job": 0.5,
+                    }
+                )
+    df = pd.DataFrame(rows)
+    assert "(EGS worse (paper's direction)?)" in koala.report(df, preview=True)
+    assert "3 seeds per cell give intervals too wide" in koala.report(df, preview=True)
+    full = koala.report(df)
+    assert "(EGS worse (paper's direction))" in full and "preview" not in full
+
+    from hpcgym.bench.papers import dfrs
+
+    cases = dfrs.ablation_cases(1, n_jobs=12)
+    both = pd.DataFrame([dfrs.run_case(c) for c in cases if c.load == 0.9])
+    both["variant"] = [dfrs.variant_of(r) for _, r in both.iterrows()]
+    both = pd.concat([both, both.assign(seed=1)], ignore_index=True)
+    both["bound"] = 1.5
+    both["degradation"] = both["max_bounded_stretch"] / both["bound"]
+    quick = dfrs.ablation_report(both, preview=True)
+    said = ("best ahead (paper)", "best behind", "tie")
+    rows_ = [r for r in quick.splitlines() if any(f"| {v}" in r for v in said)]
+    assert rows_ and all(any(f"| {v}? |" in r for v in said) for r in rows_)
+    assert "2 traces per load give intervals too wide" in quick
+    assert "?" not in dfrs.ablation_report(both)

@@ -24,6 +24,20 @@ PAPERS: dict[str, str] = {
 """Paper name -> the module of its check."""
 
 
+def marked(verdict: str, preview: bool) -> str:
+    """A verdict as a quick check prints it: with ``?`` (a preview, not a result)."""
+    return f"{verdict}?" if preview else verdict
+
+
+def preview_note(sample: str, full: str) -> str:
+    """The line under a quick check's table: its sample cannot decide; the full check can."""
+    return (
+        f"Quick check: {sample} give intervals too wide to decide, so each verdict above is a "
+        f"preview (marked ?), not a result; the full check ({full}) may reach another verdict, "
+        "which docs/papers.md records.\n"
+    )
+
+
 def publish(text: str, out: str | Path | None) -> None:
     """Print a paper check's report and, when ``out`` is given, write it there too."""
     print(text)

@@ -39,7 +39,7 @@ import pandas as pd
 from hpcgym.atomic import write_csv, write_text
 from hpcgym.baselines import make
 from hpcgym.baselines.dfrs import DFRSScheduler, dfrs_setup, max_stretch_bound, parse_name
-from hpcgym.bench.papers import publish
+from hpcgym.bench.papers import marked, preview_note, publish
 from hpcgym.bench.stats import interval
 from hpcgym.sim import JobSpec, SimConfig, Simulator
 from hpcgym.workloads import load
@@ -331,8 +331,11 @@ def _series(df: pd.DataFrame, algorithm: str, variant: str, col: str) -> pd.Seri
     return part.set_index(["seed", "load"])[col].sort_index()
 
 
-def ablation_report(df: pd.DataFrame) -> str:
-    """Ablation tables with 95% bootstrap intervals over the instances."""
+def ablation_report(df: pd.DataFrame, preview: bool = False) -> str:
+    """Ablation tables with 95% bootstrap intervals over the instances.
+
+    ``preview`` (the quick check's few traces per load): each verdict is marked as a preview.
+    """
     n = df.groupby(["seed", "load"]).ngroups
     per_load = df.groupby("load")["seed"].nunique().min()
     easy = df[df["algorithm"] == "EASY"]["degradation"]
@@ -352,8 +355,9 @@ def ablation_report(df: pd.DataFrame) -> str:
         cells = [_est(best)]
         if len(greedy):
             e = interval((best / greedy).to_numpy())
-            verdict = (
-                "best ahead (paper)" if e.high < 1 else ("best behind" if e.low > 1 else "tie")
+            verdict = marked(
+                "best ahead (paper)" if e.high < 1 else ("best behind" if e.low > 1 else "tie"),
+                preview,
             )
             cells += [_est(greedy), f"{e.value:.2f} [{e.low:.2f}, {e.high:.2f}]", verdict]
         else:
@@ -364,6 +368,9 @@ def ablation_report(df: pd.DataFrame) -> str:
         else:
             cells += ["", ""]
         lines.append(f"| {variant} | " + " | ".join(cells) + " |")
+    if preview:
+        sample = f"{per_load} traces per load"
+        lines += ["", preview_note(sample, "`hpcgym papers dfrs`").rstrip()]
     lines += [
         "",
         f"By load, {BEST} (degradation) and its preemptions and migrations per job:",
@@ -420,7 +427,7 @@ def run(quick: bool, out: Path | None) -> str:
     t0 = time.perf_counter()
     rows = None if out is None else Path(out).with_name(Path(out).stem + "-rows.csv")
     df = ablation_runs(seeds, workers=2, rows_csv=rows)
-    text = ablation_report(df)
+    text = ablation_report(df, preview=quick)
     text += f"\n{len(df)} simulations in {time.perf_counter() - t0:.0f} s on 2 workers.\n"
     if out is not None:
         write_text(out, text)
@@ -460,7 +467,7 @@ def main() -> None:
         df = ablation_runs(seeds, args.workers, rows_csv=Path(args.rows) if args.rows else None)
         if args.csv:
             write_csv(args.csv, df, index=False)
-        text = ablation_report(df)
+        text = ablation_report(df, preview=args.quick)
         took = time.perf_counter() - t0
         text += f"\n{len(df)} simulations in {took:.0f} s on {args.workers} workers.\n"
         publish(text, args.out)

@@ -39,7 +39,7 @@ import pandas as pd
 from hpcgym.atomic import write_csv, write_text
 from hpcgym.baselines.koala.background import background_jobs
 from hpcgym.baselines.koala.scheduler import Koala
-from hpcgym.bench.papers import publish
+from hpcgym.bench.papers import marked, preview_note, publish
 from hpcgym.bench.stats import Estimate, interval
 from hpcgym.sim import Cluster, FixedCost, Platform, Simulator
 from hpcgym.workloads import generate_koala
@@ -181,8 +181,11 @@ def _ratio(df: pd.DataFrame, num: dict[str, str], den: dict[str, str]) -> Estima
     return interval((a / b).to_numpy())
 
 
-def report(df: pd.DataFrame) -> str:
-    """The workload table (both settings), then the ablation of the headline ratios."""
+def report(df: pd.DataFrame, preview: bool = False) -> str:
+    """The workload table (both settings), then the ablation of the headline ratios.
+
+    ``preview`` (the quick check's few seeds): each verdict is marked as a preview.
+    """
     seeds = df["seed"].nunique()
     lines = [
         f"Seeds per cell: {seeds}; [low, high]: 95% bootstrap interval of the mean over seeds.",
@@ -229,11 +232,13 @@ def report(df: pd.DataFrame) -> str:
             part, {"approach": "PWA", "policy": "EGS"}, {"approach": "PRA", "policy": "EGS"}
         )
         pwa = part[part["approach"] == "PWA"].groupby("policy")["response"].mean()
-        verdict = "EGS worse (paper's direction)" if pwa_ratio.low > 1.0 else "no"
+        verdict = marked("EGS worse (paper's direction)" if pwa_ratio.low > 1.0 else "no", preview)
         lines.append(
             f"| {setting.name} | {_fmt(pwa_ratio, '.3f')} ({verdict}) | {_fmt(pra_ratio, '.3f')} "
             f"| {_fmt(fp, '.3f')} | {_fmt(eg, '.3f')} | {pwa['FPSMA']:.0f} / {pwa['EGS']:.0f} |"
         )
+    if preview:
+        lines += ["", preview_note(f"{seeds} seeds per cell", "`hpcgym papers koala`").rstrip()]
     return "\n".join(lines) + "\n"
 
 
@@ -242,7 +247,8 @@ def run(quick: bool, out: Path | None) -> str:
     seeds = QUICK_SEEDS if quick else FULL_SEEDS
     t0 = time.perf_counter()
     df = runs(seeds)
-    text = report(df) + f"\n{len(df)} simulations in {time.perf_counter() - t0:.0f} s.\n"
+    text = report(df, preview=quick)
+    text += f"\n{len(df)} simulations in {time.perf_counter() - t0:.0f} s.\n"
     if out is not None:
         write_text(out, text)
     return text
@@ -261,7 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     df = runs(seeds)
     if args.csv:
         write_csv(args.csv, df, index=False)
-    text = report(df) + f"\n{len(df)} simulations in {time.perf_counter() - t0:.0f} s.\n"
+    text = report(df, preview=seeds < FULL_SEEDS)
+    text += f"\n{len(df)} simulations in {time.perf_counter() - t0:.0f} s.\n"
     publish(text, args.out)
     return 0
 

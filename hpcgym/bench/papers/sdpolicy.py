@@ -44,7 +44,7 @@ import pandas as pd
 from hpcgym.atomic import write_csv, write_text
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.sdpolicy.scheduler import DYNAMIC, SDPolicy
-from hpcgym.bench.papers import publish
+from hpcgym.bench.papers import marked, preview_note, publish
 from hpcgym.bench.stats import interval
 from hpcgym.errors import WorkloadError
 from hpcgym.sim import Platform, SimConfig, Simulator
@@ -283,8 +283,9 @@ HEADLINES = (
 """Per-window quantity, its label, and the paper's value (section 4.1, CEA-Curie)."""
 
 
-def _headline_table(ratios: pd.DataFrame, settings: list[str]) -> str:
-    head = ["headline", "paper", *settings, *(f"verdict, {s}" for s in settings)]
+def _headline_table(ratios: pd.DataFrame, settings: list[str], preview: bool = False) -> str:
+    word = "preview" if preview else "verdict"
+    head = ["headline", "paper", *settings, *(f"{word}, {s}" for s in settings)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for column, label, paper in HEADLINES:
         cells, verdicts = [], []
@@ -294,13 +295,17 @@ def _headline_table(ratios: pd.DataFrame, settings: list[str]) -> str:
             digits = 1 if column == "guests" else 3
             cells.append(f"{est.value:.{digits}f} [{est.low:.{digits}f}, {est.high:.{digits}f}]")
             inside = est.low <= paper <= est.high
-            verdicts.append("reproduced" if inside else ("above" if est.low > paper else "below"))
+            said = "reproduced" if inside else ("above" if est.low > paper else "below")
+            verdicts.append(marked(said, preview))
         lines.append("| " + " | ".join([label, f"{paper:g}", *cells, *verdicts]) + " |")
     return "\n".join(lines) + "\n"
 
 
-def ablation_report(df: pd.DataFrame) -> str:
+def ablation_report(df: pd.DataFrame, preview: bool = False) -> str:
     """The ablation table: each headline per setting, mean over windows [95% interval].
+
+    ``preview`` (the quick check's 1-day windows): each verdict is marked as a preview, with a
+    note that only the full check's sample can give one.
 
     When the windows overlap, a second table keeps the disjoint ones (starts a multiple of the
     window length): overlapping windows are not independent, so the first table's intervals
@@ -317,15 +322,17 @@ def ablation_report(df: pd.DataFrame) -> str:
     parts = [
         f"### SD-Policy ablation, CEA-Curie: {n} windows of {size:g} days starting every "
         f"{step:g} days; mean over windows [95% bootstrap interval]\n",
-        _headline_table(ratios, settings),
+        _headline_table(ratios, settings, preview),
         f"Jobs per window (mean): {note}.\n",
     ]
+    if preview:
+        parts.append(preview_note(f"{n} windows of {size:g} days", "`hpcgym papers sdpolicy`"))
     disjoint = [t for t in starts if t % size == 0]
     if 2 <= len(disjoint) < n:
         keep = ratios.index.get_level_values("start").isin(disjoint)
         listed = ", ".join(f"{t:g}" for t in disjoint)
         parts.append(f"### The same, disjoint windows only (starts {listed})\n")
-        parts.append(_headline_table(ratios[keep], settings))
+        parts.append(_headline_table(ratios[keep], settings, preview))
     return "\n".join(parts)
 
 
@@ -338,7 +345,7 @@ def run(quick: bool = False, out: Path | None = None, workers: int = 2) -> str:
     todo = ablation_cases(1.0, 6.0, last_start=18.0) if quick else ablation_cases()
     t0 = time.perf_counter()
     df = _simulate_all(todo, workers)
-    text = ablation_report(df)
+    text = ablation_report(df, preview=quick)
     text += f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
     if out is not None:
         write_text(out, text)
