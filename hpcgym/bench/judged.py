@@ -100,14 +100,14 @@ def disjoint_starts(env_id: str, env_kwargs: Mapping[str, Any]) -> tuple[int, ..
     Raises:
         SpecError: ``env_kwargs`` names no split, or the episodes are not windows.
     """
-    from hpcgym.envs.episodes import env_config, load_cached, splits_of
+    from hpcgym.envs.episodes import env_config, splits_of, workload_for
     from hpcgym.workloads.splits import window_starts
 
     kwargs = {k: v for k, v in env_kwargs.items() if k != "window_starts"}
     cfg = env_config(env_id, kwargs)
     if cfg.split is None or cfg.episode != "window" or cfg.n_jobs is None:
         raise SpecError("disjoint windows need a split, window episodes and a number of jobs")
-    w, _ = load_cached(cfg.workload, cfg.workload_seed, cfg.workload_options)
+    w, _ = workload_for(cfg, cfg.workload_seed)
     return tuple(window_starts(splits_of(w)[cfg.split], cfg.n_jobs))
 
 

@@ -11,7 +11,7 @@ from gymnasium import spaces
 from hpcgym.envs.capacity import Capacity
 from hpcgym.envs.commands import Commander
 from hpcgym.envs.config import EnvConfig, expand_wildcards
-from hpcgym.envs.episodes import Episode, choose_episode, load_cached
+from hpcgym.envs.episodes import Episode, choose_episode, dropped_jobs, load_cached, workload_for
 from hpcgym.envs.ledger import JobLedger
 from hpcgym.envs.menu import ActionMenu, Decision
 from hpcgym.envs.observations import OBSERVATIONS
@@ -147,6 +147,8 @@ class ClusterEnv(gym.Env[Any, np.int64]):
             )
         if cfg.platform is not None:
             sizes = tuple(cfg.platform)
+            if cfg.episode == "window":  # a trace that does not fit is refused here, at make
+                workload_for(cfg, cfg.workload_seed)
         else:
             w, _ = load_cached(cfg.workload, cfg.workload_seed, cfg.workload_options)
             sizes = tuple(c.nodes for c in w.platform.clusters)
@@ -168,6 +170,12 @@ class ClusterEnv(gym.Env[Any, np.int64]):
         self.sim: Simulator | None = None
         self._actions: list[int] = []
         self._episode: Episode | None = None
+
+    @property
+    def dropped_jobs(self) -> int:
+        """Jobs left out as never fitting the named platform (``drop_oversized=True``)."""
+        seed = self.config.workload_seed if self._episode is None else self._episode.workload_seed
+        return dropped_jobs(self.config, seed)
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(

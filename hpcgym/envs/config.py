@@ -160,8 +160,14 @@ class EnvConfig:
             episodes share no job; in ``"seeded"`` mode the set seeds are drawn from that
             split's share of ``[0, n_seeds)``. ``window_starts`` and a ``start`` reset option
             must then lie inside the split.
-        platform: Nodes per cluster; ``None`` takes the workload's platform.
+        platform: Nodes per cluster; ``None`` (every single-cluster preset's) takes the
+            workload's own machine, from its trace's header. A platform named here must hold
+            every job: jobs that could never run on it are an error naming how many and the
+            widest, unless ``drop_oversized``.
         cores: Cores per node (informative) when ``platform`` is given.
+        drop_oversized: With a ``platform`` given, leave out the jobs that could never run on
+            it (a warning says how many, once per workload; ``ClusterEnv.dropped_jobs`` counts
+            them) instead of refusing the workload.
         queue_slots: Queued jobs visible and actionable (the queue window).
         running_slots: Running jobs visible and actionable (the running window).
         suspended_slots: Suspended jobs visible and resumable (0 without suspend/resume).
@@ -213,6 +219,7 @@ class EnvConfig:
     split: str | None = None
     platform: tuple[int, ...] | None = None
     cores: int = 1
+    drop_oversized: bool = False
     queue_slots: int = 32
     running_slots: int = 16
     suspended_slots: int = 0
@@ -416,6 +423,7 @@ class EnvConfig:
             "reserve_backfill",
             "skip_trivial",
             "kill_on_walltime",
+            "drop_oversized",
         ):
             value = getattr(self, name)
             if not isinstance(value, bool | np.bool_):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,10 +17,10 @@ from hpcgym.envs.config import EnvConfig
 from hpcgym.envs.table import JobTable
 from hpcgym.errors import SpecError
 from hpcgym.sim.platform import Platform
-from hpcgym.sim.spec import JobSpec
+from hpcgym.sim.spec import JobSpec, fits_machine, smallest_need
 from hpcgym.workloads import load
 from hpcgym.workloads.splits import DEFAULT_FRACTIONS, Split, time_splits
-from hpcgym.workloads.workload import Workload
+from hpcgym.workloads.workload import ProvenanceStep, Workload
 
 CACHE_JOBS = 200_000
 """Jobs the per-process workload cache may hold (least recently used workloads go first)."""
@@ -46,6 +47,68 @@ def load_cached(name: str, seed: int, options: Mapping[str, Any]) -> tuple[Workl
         _, (old, _) = _CACHE.popitem(last=False)
         total -= len(old.jobs)
     return entry
+
+
+_FITTED: dict[tuple[int, tuple[int, ...], int], tuple[Workload, Workload, JobTable, int]] = {}
+
+
+def workload_for(cfg: EnvConfig, seed: int) -> tuple[Workload, JobTable]:
+    """The workload an env of ``cfg`` plays for set seed ``seed``, and its job table.
+
+    With ``cfg.platform`` ``None`` it is the set's workload on its own machine. With a platform
+    named, every job must be able to run on it: otherwise a ``SpecError`` names how many cannot
+    and the widest, unless ``cfg.drop_oversized``, which leaves them out (a warning says how
+    many, once per workload and platform).
+
+    Raises:
+        SpecError: Jobs that could never run on the named platform, without ``drop_oversized``.
+    """
+    w, table = load_cached(cfg.workload, seed, cfg.workload_options)
+    if cfg.platform is None:
+        return w, table
+    key = (id(w), tuple(cfg.platform), int(cfg.cores))
+    hit = _FITTED.get(key)
+    if hit is not None and hit[0] is w:
+        return hit[1], hit[2]
+    largest = max(cfg.platform)
+    out = [j for j in w.jobs if not fits_machine(j, largest)]
+    if not out:
+        fitted, fitted_table = w, table
+    elif not cfg.drop_oversized:
+        widest = max(out, key=smallest_need)
+        own = ", ".join(str(c.nodes) for c in w.platform.clusters)
+        raise SpecError(
+            f"{len(out)} of the {len(w.jobs)} jobs of {cfg.workload!r} can never run on the "
+            f"platform {list(cfg.platform)} (the widest, job {widest.id}, needs "
+            f"{smallest_need(widest)} nodes; the largest cluster has {largest}): leave platform "
+            f"out (None) to use the trace's own machine ({own} nodes), name a larger one, or "
+            "pass drop_oversized=True to leave those jobs out"
+        )
+    else:
+        keep = [j for j in w.jobs if fits_machine(j, largest)]
+        step = ProvenanceStep.make("drop_oversized", platform=list(cfg.platform))
+        rows = None if w.rows is None else w.rows[[fits_machine(j, largest) for j in w.jobs]]
+        fitted = w.derive(keep, step, rows=rows)
+        fitted_table = JobTable.build(fitted.jobs)
+        warnings.warn(
+            f"{cfg.workload!r}: left out {len(out)} of {len(w.jobs)} jobs that can never run on "
+            f"the platform {list(cfg.platform)} (drop_oversized=True)",
+            stacklevel=2,
+        )
+    if len(_FITTED) > 64:
+        _FITTED.clear()
+    _FITTED[key] = (w, fitted, fitted_table, len(out))
+    return fitted, fitted_table
+
+
+def dropped_jobs(cfg: EnvConfig, seed: int) -> int:
+    """Jobs :func:`workload_for` left out of the workload for ``cfg`` and ``seed``."""
+    w, _ = load_cached(cfg.workload, seed, cfg.workload_options)
+    if cfg.platform is None:
+        return 0
+    workload_for(cfg, seed)
+    hit = _FITTED.get((id(w), tuple(cfg.platform), int(cfg.cores)))
+    return 0 if hit is None else hit[3]
 
 
 def splits_of(w: Workload) -> dict[str, Split]:
@@ -118,7 +181,7 @@ def choose_episode(
                 seed = seeds[int(rng.integers(0, len(seeds)))]
     else:
         seed = int(opts.get("workload_seed", cfg.workload_seed))
-    w, table = load_cached(cfg.workload, seed, cfg.workload_options)
+    w, table = workload_for(cfg, seed)
     total = len(w.jobs)
     lo, hi = 0, total  # the jobs an episode's window may cover
     if cfg.split is not None and cfg.episode == "window":

@@ -22,11 +22,15 @@ _ELASTIC: dict[str, Any] = {
     "expand_levels": ["one", "double", "fit"],
 }
 
+# Every single-cluster preset takes its workload's own machine (platform None): the same nodes
+# as the numbers these presets were published with (Rigid 256, Malleable and Shared 128,
+# Evolving 75, each its set's header), and a user's own trace, given as ``workload=``, plays on
+# the trace's machine. MultiCluster names DAS-3 (its generator's machine too).
 PRESETS: dict[str, dict[str, Any]] = {
     # Classic batch: rigid jobs of the Lublin model trace used by RLScheduler, 256 nodes.
     "hpcgym/Rigid-v0": {
         "workload": "swf/lublin256-v0",
-        "platform": [256],
+        "platform": None,
         "n_jobs": 256,
         "queue_slots": 32,
         "running_slots": 16,
@@ -35,7 +39,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     # MEBF setting: SDSC SP2 with 60% malleable jobs, power-law speedups, redistribution costs.
     "hpcgym/Malleable-v0": {
         "workload": "elastic/sdsc-sp2-mebf-v0",
-        "platform": [128],
+        "platform": None,
         "n_jobs": 256,
         "queue_slots": 16,
         "running_slots": 16,
@@ -51,7 +55,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "hpcgym/Malleable-v1": {
         "workload": "elastic/sdsc-sp2-mebf-v0",
         "workload_options": {"n_jobs": None},
-        "platform": [128],
+        "platform": None,
         "n_jobs": 256,
         "queue_slots": 16,
         "running_slots": 16,
@@ -62,7 +66,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     # Klein-Perez evolving applications: each episode a generated test case on 75 nodes.
     "hpcgym/Evolving-v0": {
         "workload": "synthetic/evolving-klein-v0",
-        "platform": [75],
+        "platform": None,
         "episode": "seeded",
         "n_jobs": None,
         "queue_slots": 8,
@@ -73,7 +77,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     # DFRS / SD-Policy setting: fractional CPU needs and memory, co-scheduling, suspend/resume.
     "hpcgym/Shared-v0": {
         "workload": "synthetic/lublin-dfrs-128-v0",
-        "platform": [128],
+        "platform": None,
         "cores": 4,
         "n_jobs": 256,
         "queue_slots": 16,
@@ -91,7 +95,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "hpcgym/Shared-v1": {
         "workload": "synthetic/lublin-dfrs-128-v0",
         "workload_options": {"n_jobs": 256},
-        "platform": [128],
+        "platform": None,
         "cores": 4,
         "episode": "seeded",
         "n_seeds": 100_000,

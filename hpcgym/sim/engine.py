@@ -29,9 +29,9 @@ from hpcgym.sim.events import WALLTIME as _WALLTIME
 from hpcgym.sim.events import EventType
 from hpcgym.sim.interrupt import let_signals_in
 from hpcgym.sim.job import _NO_RUNS, Job, JobState
-from hpcgym.sim.nodes import EPS, SHARED, WHOLE, NodePool, uniform_share
+from hpcgym.sim.nodes import SHARED, WHOLE, NodePool, uniform_share
 from hpcgym.sim.platform import Platform
-from hpcgym.sim.spec import JobKind, JobSpec, SizeRule
+from hpcgym.sim.spec import JobKind, JobSpec, SizeRule, fits_machine
 
 # Enum members as module constants: attribute access on an Enum class is slow in the hot path.
 _PENDING = JobState.PENDING
@@ -680,18 +680,7 @@ class EngineCore:
 
     def _can_ever_fit(self, spec: JobSpec) -> bool:
         """Whether the job's smallest accepted size (evolving: its largest step) can ever fit."""
-        if spec.kind is _K_EVOLVING:
-            need = spec.max_nodes
-        elif spec.size_rule is _ANY:
-            need = spec.min_nodes
-        else:
-            need = int(spec.sizes()[0])
-        if spec.cpu_need == 1.0 and spec.mem <= 1.0:
-            return need <= self._largest
-        per_node = math.floor((1.0 + EPS) / spec.cpu_need)
-        if spec.mem > 0:
-            per_node = min(per_node, math.floor((1.0 + EPS) / spec.mem))
-        return need <= per_node * self._largest
+        return fits_machine(spec, self._largest)
 
     def _complete(self, job: Job) -> None:
         """End of a progressing job's last phase (it progressed since its last settlement)."""

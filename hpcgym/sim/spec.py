@@ -270,6 +270,34 @@ _RIGID_COLUMNS = (
 """The fields :func:`rigid_specs` takes from its columns; the others keep their defaults."""
 
 
+def smallest_need(spec: JobSpec) -> int:
+    """Tasks the job needs at once at the least.
+
+    Its smallest accepted size; for an evolving job its largest step, which it must be granted.
+    """
+    if spec.kind is JobKind.EVOLVING:
+        return spec.max_nodes
+    if spec.size_rule is SizeRule.ANY:
+        return spec.min_nodes
+    return int(spec.sizes()[0])
+
+
+def fits_machine(spec: JobSpec, largest: int) -> bool:
+    """Whether the job can ever run on a machine whose largest cluster has ``largest`` nodes.
+
+    The engine's rule for ending a job as rejected at submission: its :func:`smallest_need`
+    tasks, packed as densely as their CPU need and memory allow (1e-9 tolerance, as the node
+    pool's), fit the largest cluster.
+    """
+    need = smallest_need(spec)
+    if spec.cpu_need == 1.0 and spec.mem <= 1.0:
+        return need <= largest
+    per_node = math.floor((1.0 + 1e-9) / spec.cpu_need)
+    if spec.mem > 0:
+        per_node = min(per_node, math.floor((1.0 + 1e-9) / spec.mem))
+    return need <= per_node * largest
+
+
 def rigid_valid(
     submit: np.ndarray, work: np.ndarray, nodes: np.ndarray, walltime: np.ndarray
 ) -> np.ndarray:

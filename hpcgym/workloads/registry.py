@@ -40,10 +40,25 @@ def workloads_dir() -> Path:
 
 
 def resolve_file(file: str | Path) -> Path:
-    """An absolute path as it is, or a trace file name looked up with :func:`catalog.find`."""
+    """The trace file ``file`` names.
+
+    An absolute path as it is, a relative path from the current folder, or a bare file name
+    looked up with :func:`catalog.find` (in the trace folders).
+
+    Raises:
+        WorkloadError: A path (with a folder in it) that names no file.
+    """
     p = Path(file).expanduser()
     if p.is_absolute():
         return p
+    if len(p.parts) > 1 or str(file).startswith("."):
+        if not p.is_file():
+            where = "is a folder, not a file" if p.is_dir() else "does not exist"
+            raise WorkloadError(
+                f"no such trace file: {file} ({p.resolve()} {where}); check the path, or "
+                "give a bare file name to look it up in the trace folders"
+            )
+        return p.resolve()
     return catalog.find(str(file))
 
 
