@@ -171,9 +171,13 @@ class EpisodeMetricsCallback(BaseCallback):
             self._file.flush()
 
     def _on_training_end(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the CSV file (training ended, or stopped with an error)."""
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            file, self._file = self._file, None
+            file.close()
 
 
 class UpdateTimer(BaseCallback):

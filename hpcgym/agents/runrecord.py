@@ -11,12 +11,14 @@ appends a segment, so a run whose parts come from different commits or machines 
                    "timesteps": 65536}, ...]}
 
 ``status`` is ``running`` while the invocation runs, then ``finished``, ``interrupted``
-(Ctrl-C) or ``failed``; a process killed outright leaves ``running``. The agent card keeps the
+(Ctrl-C) or ``failed`` (with ``error``, the error's line); a process killed outright leaves
+``running``. The agent card keeps the
 commit and command of the invocation that saved it (``training.produced_by``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -70,13 +72,28 @@ class RunRecord:
         out._write()
         return out
 
-    def close(self, status: str, timesteps: int | None) -> None:
-        """End this invocation's segment with ``status`` (and the steps reached)."""
+    def close(self, status: str, timesteps: int | None, error: str | None = None) -> None:
+        """End this invocation's segment with ``status`` (and the steps reached, or the error)."""
         segment = self.record["segments"][-1]
         segment.update(finished=now_utc(), status=status)
         if timesteps is not None:
             segment["timesteps"] = timesteps
+        if error is not None:
+            segment["error"] = error
         self._write()
+
+    def fail(self, error: BaseException) -> None:
+        """End the segment as ``interrupted`` (Ctrl-C) or ``failed``, with the error's line.
+
+        A disk too full to take the record leaves the segment ``running``; the next invocation
+        then finds it ended without closing it.
+        """
+        if isinstance(error, KeyboardInterrupt):
+            status, line = "interrupted", "KeyboardInterrupt"
+        else:
+            status, line = "failed", f"{type(error).__name__}: {error_line(error)}"
+        with contextlib.suppress(OSError):
+            self.close(status, None, line)
 
     def _write(self) -> None:
         write_atomic(self.path, json.dumps(self.record, indent=2) + "\n")
@@ -99,3 +116,9 @@ def read_run_record(path: Path) -> dict[str, Any]:
     if not isinstance(record.get("segments"), list):
         raise SpecError(f"{path}: a training record without a segments list")
     return record
+
+
+def error_line(error: BaseException, limit: int = 400) -> str:
+    """``error``'s message on one line (whitespace runs joined), at most ``limit`` characters."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -287,13 +287,17 @@ def save_agent(model: Any, card: AgentCard, path: str | Path) -> Path:
     The weights file's bytes depend only on the weights: one metadata entry (safetensors keeps
     metadata in a hash map whose order changes from run to run, so several entries would not),
     tensors in name order. A retrained agent can then be compared with ``cmp``.
+
+    Raises:
+        OutputError: The disk is full (nothing half-written is left).
     """
-    from safetensors.torch import save_file
+    from safetensors.torch import save
 
     weights, card_path = model_paths(path)
     tag = json.dumps({"algo": card.algo, "format": CARD_FORMAT}, sort_keys=True)
-    with atomic.atomic_path(weights) as tmp:
-        save_file(unique_tensors(model.policy), str(tmp), metadata={"hpcgym": tag})
+    # Serialised in memory (the networks are small), then written as every output is: a full
+    # disk is then an OutputError naming the file, not safetensors' own error type.
+    write_atomic(weights, save(unique_tensors(model.policy), metadata={"hpcgym": tag}))
     write_atomic(card_path, card.to_json() + "\n")
     return weights
 

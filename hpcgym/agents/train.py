@@ -29,6 +29,7 @@ share the process, so on 2 cores more intra-op threads only contend).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import shutil
@@ -43,6 +44,7 @@ from typing import Any
 from hpcgym.agents.decode import check_decode
 from hpcgym.agents.runrecord import RUN_JSON, RunRecord
 from hpcgym.agents.saved import ALGORITHMS, AgentCard, card_for, save_agent, write_atomic
+from hpcgym.atomic import NO_ROOM
 from hpcgym.cli_checks import (
     at_least,
     env_kwargs_arg,
@@ -50,7 +52,7 @@ from hpcgym.cli_checks import (
     known_env_id,
     writable_folder,
 )
-from hpcgym.errors import SpecError
+from hpcgym.errors import OutputError, SpecError
 from hpcgym.provenance import git_commit
 
 HYPERPARAMS = Path(__file__).with_name("hyperparams")
@@ -400,20 +402,27 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
         SpecError: The run folder holds a run and neither ``resume`` nor ``overwrite`` is set,
             ``resume`` cannot be exact for this run, or its checkpoint is of another run.
     """
-    from stable_baselines3.common.callbacks import CallbackList
-
-    from hpcgym.agents.callbacks import EpisodeMetricsCallback, UpdateTimer
-    from hpcgym.agents.checkpoint import Checkpointer, resumable, resume
-    from hpcgym.agents.progress import ProgressBar, planned_timesteps
-
     model, venv, hp, card = build(cfg)  # first: a configuration error changes no file
+    try:
+        return _train_built(cfg, model, venv, hp, card, announce)
+    finally:
+        venv.close()  # bounded: a dead worker process does not hang it (hpcgym.agents.vec)
+
+
+def _train_built(
+    cfg: TrainConfig,
+    model: Any,
+    venv: Any,
+    hp: dict[str, Any],
+    card: AgentCard,
+    announce: Callable[[str], None] | None,
+) -> TrainResult:
+    """:func:`train` once the model and its envs are built (the caller closes the envs)."""
+    from hpcgym.agents.checkpoint import resumable, resume
+
     produced_by = {"git_commit": git_commit(), "command": list(cfg.command)}
     card = replace(card, training={**card.training, "produced_by": produced_by})
-    try:
-        state = _prepare_run_dir(cfg)
-    except SpecError:
-        venv.close()
-        raise
+    state = _prepare_run_dir(cfg)
     run_dir = cfg.run_dir()
     config = {
         "env_id": cfg.env_id,
@@ -426,7 +435,6 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
     }
     why_not = resumable(model, cfg.algo)
     if cfg.resume and why_not:
-        venv.close()
         raise SpecError(f"--resume cannot give the same agent for this run: {why_not}")
     run_dir.mkdir(parents=True, exist_ok=True)
     resumed_from = None
@@ -438,6 +446,33 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
         text = json.dumps(hp, indent=2, sort_keys=True) + "\n"
         write_atomic(run_dir / "hyperparams.json", text)
     record = RunRecord.open(run_dir, cfg.command, resumed_from, cfg.resume)
+    try:
+        result = _learn(cfg, model, venv, hp, card, config, resumed_from, announce)
+        record.close("finished", result.timesteps)
+    except BaseException as e:
+        record.fail(e)  # interrupted (Ctrl-C) or failed, with the error's line
+        raise
+    return result
+
+
+def _learn(
+    cfg: TrainConfig,
+    model: Any,
+    venv: Any,
+    hp: dict[str, Any],
+    card: AgentCard,
+    config: dict[str, Any],
+    resumed_from: int | None,
+    announce: Callable[[str], None] | None,
+) -> TrainResult:
+    """Train to the step budget with the run's callbacks; save the agent and the timings."""
+    from stable_baselines3.common.callbacks import CallbackList
+
+    from hpcgym.agents.callbacks import EpisodeMetricsCallback, UpdateTimer
+    from hpcgym.agents.checkpoint import Checkpointer
+    from hpcgym.agents.progress import ProgressBar, planned_timesteps
+
+    run_dir = cfg.run_dir()
     total = int(hp["n_timesteps"])
     planned = planned_timesteps(model, total)
     if announce is not None:
@@ -480,15 +515,15 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
             callback=CallbackList(callbacks),
             reset_num_timesteps=resumed_from is None,
         )
-    except BaseException as e:
-        record.close("interrupted" if isinstance(e, KeyboardInterrupt) else "failed", None)
+    except BaseException:
+        with contextlib.suppress(OSError):  # a full disk: the error in flight says so
+            metrics.close()
         raise
     finally:
         if bar is not None:
             bar._on_training_end()  # also after Ctrl-C: give the terminal back
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     agent = save_agent(model, replace(card, timesteps=model.num_timesteps), run_dir / "agent")
-    venv.close()
     result = TrainResult(
         agent,
         run_dir,
@@ -519,7 +554,6 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
         "threads": cfg.threads,
     }
     write_atomic(run_dir / "timing.json", json.dumps(timing, indent=2) + "\n")
-    record.close("finished", model.num_timesteps)
     return result
 
 
@@ -569,6 +603,14 @@ def run(args: argparse.Namespace) -> int:
     writable_folder(cfg.run_dir())
     try:
         r = train(cfg, announce=print)
+    except OSError as e:
+        if not isinstance(e, OutputError) and e.errno not in NO_ROOM:
+            raise
+        what = str(e) if isinstance(e, OutputError) else f"writing in {cfg.run_dir()}: {e}"
+        raise OutputError(
+            f"training stopped: {what}. Then the same command with --resume continues the "
+            f"run in {cfg.run_dir()}"
+        ) from None
     except KeyboardInterrupt:
         saved = "no checkpoint yet" if cfg.checkpoint_every <= 0 else "checkpoints are kept"
         print(
