@@ -12,7 +12,11 @@ updates' CPU seconds; see :class:`~hpcgym.agents.callbacks.TimedVecEnv`) and ``r
 produced the run, one segment per invocation; :mod:`hpcgym.agents.runrecord`). Files are written
 under a temporary name and renamed. A folder that already holds a run is refused unless
 ``--resume`` (continue from its last checkpoint, to the same agent as an uninterrupted run) or
-``--overwrite`` is given.
+``--overwrite`` is given. A training holds its folder's lock
+(:func:`~hpcgym.agents.runrecord.lock_run_folder`): a second one into the same folder is
+refused, and a ``run.json`` segment still ``running`` when the lock is free is one whose process
+was killed; ``--resume`` continues it (marked ``crashed``), after the temporary files it left
+are removed.
 
 SB3 runs whole rollouts, so the steps run are the budget rounded up to whole rollouts; the
 command says so before it starts, and the progress bar counts to that number.
@@ -32,6 +36,7 @@ import argparse
 import contextlib
 import importlib.util
 import json
+import re
 import shutil
 import sys
 import time
@@ -42,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from hpcgym.agents.decode import check_decode
-from hpcgym.agents.runrecord import RUN_JSON, RunRecord
+from hpcgym.agents.runrecord import RUN_JSON, RunRecord, last_segment, lock_run_folder
 from hpcgym.agents.saved import ALGORITHMS, AgentCard, card_for, save_agent, write_atomic
 from hpcgym.atomic import NO_ROOM
 from hpcgym.cli_checks import (
@@ -362,13 +367,89 @@ RUN_FILES = (
 """Files of a run folder that ``overwrite`` replaces (with ``checkpoints/`` and ``tb/``)."""
 
 
-def _prepare_run_dir(cfg: TrainConfig) -> Path | None:
-    """Check what ``cfg``'s run folder holds; return the checkpoint to resume from, if any."""
-    from hpcgym.agents.checkpoint import checkpoint_dir, latest_checkpoint
+_TEMPORARY = re.compile(r"\.(?P<target>.+)\.[^.]+\.tmp")
+"""A temporary file of :mod:`hpcgym.atomic` (``.<target>.<random>.tmp``)."""
+_CHECKPOINT_FILE = re.compile(r"agent_\d+_steps\.(safetensors|json)|state_\d+_steps\.pt")
+
+
+def remove_stale_temporaries(run_dir: Path) -> list[Path]:
+    """Remove the temporary files a training killed mid-write left in ``run_dir``.
+
+    Only those of a run file (:data:`RUN_FILES`, a checkpoint's); called with the folder's lock
+    held, so no training is writing them.
+    """
+    from hpcgym.agents.checkpoint import checkpoint_dir
+
+    def ours(folder: Path, name: str) -> bool:
+        return name in RUN_FILES if folder == run_dir else bool(_CHECKPOINT_FILE.fullmatch(name))
+
+    removed = []
+    for folder in (run_dir, checkpoint_dir(run_dir)):
+        for path in folder.iterdir() if folder.is_dir() else []:
+            m = _TEMPORARY.fullmatch(path.name)
+            if m and ours(folder, m.group("target")) and path.is_file():
+                path.unlink(missing_ok=True)
+                removed.append(path)
+    return removed
+
+
+def finished_run(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds a finished training: its agent, and a record that says so.
+
+    An agent beside a last segment that did not finish (killed after saving the agent, before
+    closing the record) is not trusted: ``--resume`` trains it again from the last checkpoint.
+    """
     from hpcgym.agents.saved import is_saved_agent
 
+    last = last_segment(run_dir)
+    return is_saved_agent(run_dir) and (last is None or last.get("status") == "finished")
+
+
+def _held_message(run_dir: Path, held: list[str]) -> str:
+    """Why a run into ``run_dir`` (neither resuming nor overwriting) is refused."""
+    from hpcgym.agents.checkpoint import latest_checkpoint
+
+    last = last_segment(run_dir) or {}
+    status = last.get("status", "finished")  # no record: a run of an older hpcgym
+    what = "--resume continues it from its last checkpoint"
+    if status != "finished":
+        state = latest_checkpoint(run_dir)
+        step = None if state is None else int(state.name.split("_")[1])
+        what = "--resume continues it " + (
+            f"from its last checkpoint (step {step:,})"
+            if step
+            else "from the start (no checkpoint)"
+        )
+    if status == "running":
+        who = f"process {last['pid']} on {last.get('host', '?')}, " if "pid" in last else ""
+        return (
+            f"{run_dir} holds a training run that ended without finishing: its last invocation "
+            f"({who}started {last.get('started', '?')}) was killed or crashed; {what}, "
+            "--overwrite replaces it, or choose another --out"
+        )
+    if status != "finished":
+        error = f": {last['error']}" if last.get("error") else ""
+        return (
+            f"{run_dir} holds a training run that stopped ({status}{error}); {what}, "
+            "--overwrite replaces it, or choose another --out"
+        )
+    return (
+        f"{run_dir} already holds a training run ({', '.join(held[:6])}); {what}, --overwrite "
+        "replaces it, or choose another --out"
+    )
+
+
+def _prepare_run_dir(cfg: TrainConfig) -> Path | None:
+    """Check what ``cfg``'s run folder holds; return the checkpoint to resume from, if any.
+
+    Called with the folder's lock held: stale temporary files of a killed training are
+    removed first, and hidden files (another command's write check) do not count as a run.
+    """
+    from hpcgym.agents.checkpoint import checkpoint_dir, latest_checkpoint
+
     run_dir = cfg.run_dir()
-    held = sorted(p.name for p in run_dir.iterdir()) if run_dir.is_dir() else []
+    remove_stale_temporaries(run_dir)
+    held = sorted(p.name for p in run_dir.iterdir() if not p.name.startswith("."))
     if not held:
         return None
     if cfg.overwrite:
@@ -379,11 +460,8 @@ def _prepare_run_dir(cfg: TrainConfig) -> Path | None:
                 shutil.rmtree(folder)
         return None
     if not cfg.resume:
-        raise SpecError(
-            f"{run_dir} already holds a training run ({', '.join(held[:6])}); --resume continues "
-            "it from its last checkpoint, --overwrite replaces it, or choose another --out"
-        )
-    if is_saved_agent(run_dir):
+        raise SpecError(_held_message(run_dir, held))
+    if finished_run(run_dir):
         raise SpecError(
             f"{run_dir} holds a finished agent: nothing to resume; --overwrite trains it again"
         )
@@ -402,11 +480,19 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
         SpecError: The run folder holds a run and neither ``resume`` nor ``overwrite`` is set,
             ``resume`` cannot be exact for this run, or its checkpoint is of another run.
     """
+    from hpcgym.agents.checkpoint import resumable
+
     model, venv, hp, card = build(cfg)  # first: a configuration error changes no file
     try:
-        return _train_built(cfg, model, venv, hp, card, announce)
+        why_not = resumable(model, cfg.algo)
+        if cfg.resume and why_not:
+            raise SpecError(f"--resume cannot give the same agent for this run: {why_not}")
+        run_dir = cfg.run_dir()
+        run_dir.mkdir(parents=True, exist_ok=True)
+        with lock_run_folder(run_dir):  # one training per folder at a time
+            return _train_built(cfg, model, venv, hp, card, announce)
     finally:
-        venv.close()  # bounded: a dead worker process does not hang it (hpcgym.agents.vec)
+        venv.close()
 
 
 def _train_built(
@@ -418,7 +504,7 @@ def _train_built(
     announce: Callable[[str], None] | None,
 ) -> TrainResult:
     """:func:`train` once the model and its envs are built (the caller closes the envs)."""
-    from hpcgym.agents.checkpoint import resumable, resume
+    from hpcgym.agents.checkpoint import resume
 
     produced_by = {"git_commit": git_commit(), "command": list(cfg.command)}
     card = replace(card, training={**card.training, "produced_by": produced_by})
@@ -433,10 +519,6 @@ def _train_built(
         "threads": cfg.threads,
         "pretrain": [cfg.pretrain, cfg.pretrain_episodes, cfg.pretrain_epochs],
     }
-    why_not = resumable(model, cfg.algo)
-    if cfg.resume and why_not:
-        raise SpecError(f"--resume cannot give the same agent for this run: {why_not}")
-    run_dir.mkdir(parents=True, exist_ok=True)
     resumed_from = None
     if state is not None:
         resumed_from = resume(model, state, config)

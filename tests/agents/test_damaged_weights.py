@@ -150,6 +150,9 @@ def test_a_full_disk_while_training_is_a_one_line_error_saying_how_to_continue(
     if (folder / "run.json").is_file():  # the invocation's segment says it failed, and why
         last = json.loads((folder / "run.json").read_text())["segments"][-1]
         assert last["status"] == "failed" and "No space left on device" in last["error"]
+    monkeypatch.undo()  # room again: the run continues
+    assert main([*TRAIN, "--out", str(folder), "--resume"]) == 0
+    assert json.loads((folder / "run.json").read_text())["segments"][-1]["status"] == "finished"
 
 
 def test_evaluate_into_a_full_device_is_a_one_line_error(
