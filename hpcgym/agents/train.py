@@ -24,7 +24,8 @@ command says so before it starts, and the progress bar counts to that number.
 The envs run in this process in a :class:`~hpcgym.agents.vec.MaskVecEnv` (the action masks
 come with the step's info; the same agent as SB3's ``DummyVecEnv``, which ``--vec-env dummy``
 selects; ``--vec-env subproc`` runs them in worker processes, much slower here: the steps are
-short and every one is a round trip).
+short and every one is a round trip; :class:`~hpcgym.agents.vec.GuardedSubprocVecEnv`, whose
+dead workers are one-line errors and whose ``close`` ends every worker within seconds).
 
 CPU only; torch runs on ``threads`` threads (default 1: the networks are small and the envs
 share the process, so on 2 cores more intra-op threads only contend).
@@ -234,12 +235,12 @@ def resolve_hyperparams(cfg: TrainConfig) -> dict[str, Any]:
 def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
     """The model, its (timed) VecEnv, the resolved hyperparameters and the agent card."""
     from stable_baselines3.common.env_util import make_vec_env
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+    from stable_baselines3.common.vec_env import DummyVecEnv
 
     from hpcgym.agents.callbacks import TimedVecEnv
     from hpcgym.agents.make import make_agent
     from hpcgym.agents.reference import RelativeReward
-    from hpcgym.agents.vec import make_mask_vec_env
+    from hpcgym.agents.vec import GuardedSubprocVecEnv, make_mask_vec_env
 
     vec_kind = "subproc" if cfg.subproc else cfg.vec_env
     if vec_kind not in VEC_ENVS:
@@ -264,7 +265,7 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
             n_envs=n_envs,
             seed=cfg.seed,
             env_kwargs=budgeted,
-            vec_env_cls=SubprocVecEnv if vec_kind == "subproc" else DummyVecEnv,
+            vec_env_cls=GuardedSubprocVecEnv if vec_kind == "subproc" else DummyVecEnv,
             wrapper_class=wrap,
         )
     venv = TimedVecEnv(base)
