@@ -367,7 +367,14 @@ def load_agent(
     check_card_fits(card, card_path, weights, env)  # before any memory goes to the network
     policy = build_policy(card, env)
     env.close()
-    load_model(policy, str(weights), device="cpu")
+    try:
+        load_model(policy, str(weights), device="cpu")
+    except Exception as e:  # checked above; changed since, or a tensor torch cannot copy in
+        message = " ".join(str(e).split())
+        raise SpecError(
+            f"{weights}: its tensors do not load into the network {card_path.name} describes "
+            f"({message[:300]}); copy the agent (both files) again, or train it again"
+        ) from None
     policy.set_training_mode(False)
     cls = algorithm_class(card.algo)
     model = cls(policy=type(policy), env=None, device="cpu", _init_setup_model=False)

@@ -96,7 +96,10 @@ def test_damaged_weights_are_one_line_errors_of_load_agent_and_evaluate(
     with pytest.raises(SpecError) as info:
         load_agent(agent)
     message = str(info.value)
-    assert "agent.safetensors" in message and "\n" not in message
+    assert str(agent) in message and "agent.safetensors" in message and "\n" not in message
+    assert "again" in message  # what to do: copy it, or train it, again
+    if how.startswith("cut"):
+        assert "cut short" in message and "copy the agent" in message
     argv = ["evaluate", "--env", ENV, "--n-jobs", "16", "--episodes", "1", "--policy", str(agent)]
     assert main(argv) == 2
     _one_line(capsys, "agent.safetensors")
