@@ -686,8 +686,8 @@ def run(args: argparse.Namespace) -> int:
     writable_folder(cfg.run_dir())
     try:
         r = train(cfg, announce=print)
-    except OSError as e:
-        if not isinstance(e, OutputError) and e.errno not in NO_ROOM:
+    except OSError as e:  # a full disk: OutputError naming the file, or an append's own
+        if e.errno not in NO_ROOM:
             raise
         what = str(e) if isinstance(e, OutputError) else f"writing in {cfg.run_dir()}: {e}"
         raise OutputError(

@@ -158,6 +158,50 @@ def test_a_full_disk_while_training_is_a_one_line_error_saying_how_to_continue(
     assert json.loads((folder / "run.json").read_text())["segments"][-1]["status"] == "finished"
 
 
+def test_a_full_disk_while_appending_to_the_episode_log_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hpcgym.agents.callbacks import EpisodeMetricsCallback
+
+    def full(self: EpisodeMetricsCallback) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(EpisodeMetricsCallback, "_on_rollout_end", full)
+    folder = tmp_path / "r"
+    assert main([*TRAIN, "--out", str(folder)]) == 2
+    _one_line(capsys, f"writing in {folder}", "No space left on device", "--resume")
+    last = json.loads((folder / "run.json").read_text())["segments"][-1]
+    assert last["status"] == "failed" and last["error"].startswith("OSError: [Errno 28]")
+
+
+def test_other_os_errors_in_training_are_not_called_a_full_disk(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hpcgym.agents.callbacks import EpisodeMetricsCallback
+    from hpcgym.errors import OutputError
+
+    real = atomic.atomic_path
+
+    @contextlib.contextmanager
+    def refusing(path: str | Path) -> Iterator[Path]:
+        if Path(path).name == "timing.json":
+            raise OutputError(f"{path} is a folder, not a file: give a file name to write to")
+        with real(path) as tmp:
+            yield tmp
+
+    monkeypatch.setattr(atomic, "atomic_path", refusing)
+    assert main([*TRAIN, "--out", str(tmp_path / "r")]) == 2
+    err = _one_line(capsys, "timing.json is a folder")
+    assert "training stopped" not in err and "--resume" not in err
+
+    def denied(self: EpisodeMetricsCallback) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(EpisodeMetricsCallback, "_on_rollout_end", denied)
+    with pytest.raises(PermissionError):  # not hpcgym's: a traceback, as any unexpected error
+        main([*TRAIN, "--out", str(tmp_path / "r2")])
+
+
 def test_evaluate_into_a_full_device_is_a_one_line_error(
     run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
