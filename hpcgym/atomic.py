@@ -11,6 +11,10 @@ written (atomically, in that file's folder). A FIFO or a character device (``/de
 ``--out /dev/stdout`` prints the table. Anything else (a folder, a socket, a block device) is
 refused with an :class:`~hpcgym.errors.OutputError`, and nothing is written.
 
+A disk that fills up (or a quota reached) during the write is an
+:class:`~hpcgym.errors.OutputError` naming the file (its ``errno`` kept); the temporary file is
+removed and the target left as it was.
+
 ```python
 from hpcgym.atomic import atomic_path, write_text
 write_text(folder / "run.json", text)
@@ -22,6 +26,7 @@ with atomic_path(folder / "results.csv") as tmp:
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import stat
@@ -31,6 +36,26 @@ from pathlib import Path
 from typing import Any
 
 from hpcgym.errors import OutputError
+
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+"""Errors of a write that found no room: a full disk, a quota reached, a file too large."""
+
+
+@contextlib.contextmanager
+def _no_room_is_an_output_error(target: Path) -> Iterator[None]:
+    """Turn a full disk in the block into an :class:`OutputError` naming ``target``."""
+    try:
+        yield
+    except OutputError:
+        raise
+    except OSError as e:
+        if e.errno not in NO_ROOM:
+            raise
+        err = OutputError(
+            f"cannot write {target}: {e.strerror or e}; free some space there or write elsewhere"
+        )
+        err.errno = e.errno
+        raise err from e
 
 
 def _umask() -> int:
@@ -76,7 +101,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     character device is written through; a folder, socket or block device is refused.
 
     Raises:
-        OutputError: ``path`` is a folder, a socket or a block device.
+        OutputError: ``path`` is a folder, a socket or a block device, or the disk is full
+            (then the temporary file is removed).
     """
     given = Path(path)
     kind = output_kind(given)
@@ -84,22 +110,23 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         what = _describe(os.stat(given).st_mode)
         raise OutputError(f"{given} is {what}, not a file: give a file name to write to")
     if kind == "through":
-        with _through(given) as tmp:
+        with _no_room_is_an_output_error(given), _through(given) as tmp:
             yield tmp
         return
     # A symlink (or a chain of them) is resolved so the link itself is never replaced.
     target = Path(os.path.realpath(given)) if given.is_symlink() else given
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp = Path(name)
-    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; results are ordinary files
-    try:
-        yield tmp
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with _no_room_is_an_output_error(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
+        tmp = Path(name)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; results are ordinary files
+        try:
+            yield tmp
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
 
 @contextlib.contextmanager

@@ -40,3 +40,7 @@ class WorkloadError(HpcGymError, ValueError):
 
 class OutputError(HpcGymError, OSError):
     """An output file or folder cannot be created or written."""
+
+
+class WorkerError(HpcGymError, RuntimeError):
+    """A worker process (an env of ``hpcgym train --vec-env subproc``) ended unexpectedly."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import stat
@@ -35,6 +36,45 @@ def test_a_finished_write_replaces_the_file_with_ordinary_permissions(tmp_path: 
     mask = os.umask(0)
     os.umask(mask)
     assert target.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+@pytest.mark.parametrize("where", ["write", "replace"])
+def test_a_full_disk_is_an_output_error_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    target = tmp_path / "results.csv"
+    write_text(target, "old\n")
+    full = OSError(errno.ENOSPC, "No space left on device")
+
+    def no_room(*args: object) -> None:
+        raise full
+
+    if where == "replace":
+        monkeypatch.setattr(os, "replace", no_room)
+    with pytest.raises(OutputError) as info, atomic_path(target) as tmp:
+        tmp.write_text("half of the new")
+        if where == "write":
+            raise full
+    message = str(info.value)
+    assert message.startswith(f"cannot write {target}: No space left on device")
+    assert "free some space" in message and "\n" not in message
+    assert info.value.errno == errno.ENOSPC and info.value.__cause__ is full
+    monkeypatch.undo()
+    assert target.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.csv"]
+
+
+def test_other_errors_of_the_block_pass_unchanged(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError), atomic_path(tmp_path / "out.csv"):
+        (tmp_path / "missing-input.csv").read_text()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_full_device_written_through_is_an_output_error() -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    with pytest.raises(OutputError, match="cannot write /dev/full: No space left on device"):
+        write_text("/dev/full", "x\n")
 
 
 # ---------------------------------------------------------------- targets that are not files

@@ -130,7 +130,9 @@ class EpisodeMetricsCallback(BaseCallback):
             return []
         with self.csv_path.open(newline="") as f:
             rows = list(csv.reader(f))[1:]
-        return [r for r in rows if r and int(r[0]) <= self.resume_at]
+        # Whole rows only: a training killed while appending leaves a cut row at the end.
+        whole = [r for r in rows if len(r) == len(EPISODE_COLUMNS) and r[0].isdigit()]
+        return [r for r in whole if int(r[0]) <= self.resume_at]
 
     def _on_training_start(self) -> None:
         self.csv_path.parent.mkdir(parents=True, exist_ok=True)
@@ -171,9 +173,13 @@ class EpisodeMetricsCallback(BaseCallback):
             self._file.flush()
 
     def _on_training_end(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the CSV file (training ended, or stopped with an error)."""
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            file, self._file = self._file, None
+            file.close()
 
 
 class UpdateTimer(BaseCallback):

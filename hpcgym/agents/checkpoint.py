@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from hpcgym.agents.runrecord import error_line
 from hpcgym.agents.saved import AgentCard, save_agent, write_atomic
 from hpcgym.agents.vec import MaskVecEnv
 from hpcgym.errors import SpecError
@@ -127,16 +128,26 @@ def resume(model: Any, state_path: Path, config: dict[str, Any]) -> int:
     """Put a freshly built ``model`` (and its envs) where the checkpoint was; return its step.
 
     Raises:
-        SpecError: The checkpoint is not one, or was taken with another configuration.
+        SpecError: The checkpoint is not one, was taken with another configuration, or its
+            weights are damaged (cut short, a tensor of another shape): saying which files to
+            remove to resume from the checkpoint before.
     """
     import torch
     from safetensors.torch import load_model
 
+    m = _STATE.fullmatch(state_path.name)
+    agent = f"agent_{m.group(1)}_steps" if m else "agent_<N>_steps"
+    instead = (
+        f"remove {agent}.safetensors, {agent}.json and {state_path.name} from "
+        f"{state_path.parent} to resume from the checkpoint before, or start anew with --overwrite"
+    )
     try:
         state = torch.load(state_path, weights_only=True)
         meta = json.loads(state["meta"])
     except Exception as e:  # a damaged or foreign file: say which
-        raise SpecError(f"{state_path}: not a training checkpoint ({e})") from None
+        raise SpecError(
+            f"{state_path}: not a training checkpoint ({error_line(e)}); {instead}"
+        ) from None
     if meta.get("format") != STATE_FORMAT:
         raise SpecError(f"{state_path}: format {meta.get('format')!r}, expected {STATE_FORMAT}")
     # JSON has no tuples: compare the configurations as JSON values.
@@ -148,7 +159,12 @@ def resume(model: Any, state_path: Path, config: dict[str, Any]) -> int:
         )
     steps = int(meta["num_timesteps"])
     weights = state_path.with_name(f"agent_{steps}_steps.safetensors")
-    load_model(model.policy, str(weights), device="cpu")
+    try:
+        load_model(model.policy, str(weights), device="cpu")
+    except Exception as e:  # cut short, or tensors of other shapes: damaged since it was saved
+        raise SpecError(
+            f"{weights}: the checkpoint's weights are damaged ({error_line(e)}); {instead}"
+        ) from None
     model.policy.optimizer.load_state_dict(state["optimizer"])
     venv = _mask_vec_env(model.get_env())
     assert venv is not None  # resumable() was checked before

@@ -10,15 +10,22 @@ appends a segment, so a run whose parts come from different commits or machines 
                    "resumed_from": null, "finished": "...Z", "status": "finished",
                    "timesteps": 65536}, ...]}
 
-``status`` is ``running`` while the invocation runs, then ``finished``, ``interrupted``
-(Ctrl-C) or ``failed``; a process killed outright leaves ``running``. The agent card keeps the
-commit and command of the invocation that saved it (``training.produced_by``).
+Each segment names its process (``host``, ``pid``). ``status`` is ``running`` while the
+invocation runs, then ``finished``, ``interrupted`` (Ctrl-C) or ``failed`` (with ``error``, the
+error's line). A process killed outright leaves ``running``; it held the folder's lock
+(:func:`lock_run_folder`), which went with it, so the next invocation knows the segment's
+process is gone, refuses to start over it unless told (``--resume``, ``--overwrite``) and, when
+resuming, marks it ``crashed``. The agent card keeps the commit and command of the invocation
+that saved it (``training.produced_by``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Sequence
+import os
+import platform
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +34,54 @@ from hpcgym.agents.saved import write_atomic
 from hpcgym.errors import SpecError
 from hpcgym.provenance import git_commit, machine, now_utc, versions
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX
+    fcntl = None  # type: ignore[assignment]
+
 RUN_JSON = "run.json"
 FORMAT = "hpcgym-train-run/1"
+CRASHED = "crashed"
+"""The status of a segment left ``running`` by a process that is gone (found by the next run)."""
+CRASHED_ERROR = (
+    "the invocation ended without closing its record: killed (SIGKILL, out of memory), or the "
+    "machine stopped"
+)
+
+
+@contextlib.contextmanager
+def lock_run_folder(run_dir: Path) -> Iterator[None]:
+    """Hold the run folder's exclusive lock in the block; never wait for it.
+
+    ``flock`` on the folder itself (nothing is added to it). The lock goes with the process:
+    a training killed outright leaves none behind, so a segment still ``running`` in the
+    folder's ``run.json`` while the lock is free is one whose process is gone. Without
+    ``fcntl`` (not a POSIX system) there is no lock.
+
+    Raises:
+        SpecError: Another process (or another block of this one) holds the lock.
+    """
+    fd = os.open(run_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise SpecError(
+                    f"{run_dir} is in use by another hpcgym train{_holder(run_dir)}: wait until "
+                    "it ends, or choose another --out"
+                ) from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _holder(run_dir: Path) -> str:
+    """Who runs in ``run_dir``, as its record says (``""``: it has not written it yet)."""
+    segment = last_segment(run_dir)
+    if segment is None or segment.get("status") != "running" or "pid" not in segment:
+        return ""
+    return f" (process {segment['pid']} on {segment.get('host', '?')}, since {segment['started']})"
 
 
 class RunRecord:
@@ -45,7 +98,9 @@ class RunRecord:
         """Start a segment: a new record, or the folder's own when ``resume`` is asked.
 
         A resumed run that found no checkpoint starts from step 0 (``resumed_from`` is
-        ``None``) but keeps the earlier segments, which say what ran before.
+        ``None``) but keeps the earlier segments, which say what ran before. Called under the
+        folder's lock (:func:`lock_run_folder`): a last segment still ``running`` is then one
+        whose process ended without closing it, and becomes ``crashed``.
 
         Raises:
             SpecError: Resuming, and the folder's ``run.json`` is not a training record.
@@ -54,6 +109,10 @@ class RunRecord:
         record: dict[str, Any] = {"format": FORMAT, "segments": []}
         if resume and path.exists():
             record = read_run_record(path)
+            last = record["segments"][-1] if record["segments"] else None
+            if isinstance(last, dict) and last.get("status") == "running":
+                # Opened under the folder's lock: the process that wrote it is gone.
+                last.update(status=CRASHED, error=CRASHED_ERROR)
         record["segments"].append(
             {
                 "command": list(command),
@@ -61,6 +120,8 @@ class RunRecord:
                 "hpcgym_version": __version__,
                 "machine": machine(),
                 "versions": versions(),
+                "host": platform.node(),
+                "pid": os.getpid(),
                 "started": now_utc(),
                 "resumed_from": resumed_from,
                 "status": "running",
@@ -70,13 +131,28 @@ class RunRecord:
         out._write()
         return out
 
-    def close(self, status: str, timesteps: int | None) -> None:
-        """End this invocation's segment with ``status`` (and the steps reached)."""
+    def close(self, status: str, timesteps: int | None, error: str | None = None) -> None:
+        """End this invocation's segment with ``status`` (and the steps reached, or the error)."""
         segment = self.record["segments"][-1]
         segment.update(finished=now_utc(), status=status)
         if timesteps is not None:
             segment["timesteps"] = timesteps
+        if error is not None:
+            segment["error"] = error
         self._write()
+
+    def fail(self, error: BaseException) -> None:
+        """End the segment as ``interrupted`` (Ctrl-C) or ``failed``, with the error's line.
+
+        A disk too full to take the record leaves the segment ``running``; the next invocation
+        then finds it ended without closing it.
+        """
+        if isinstance(error, KeyboardInterrupt):
+            status, line = "interrupted", "KeyboardInterrupt"
+        else:
+            status, line = "failed", f"{type(error).__name__}: {error_line(error)}"
+        with contextlib.suppress(OSError):
+            self.close(status, None, line)
 
     def _write(self) -> None:
         write_atomic(self.path, json.dumps(self.record, indent=2) + "\n")
@@ -99,3 +175,19 @@ def read_run_record(path: Path) -> dict[str, Any]:
     if not isinstance(record.get("segments"), list):
         raise SpecError(f"{path}: a training record without a segments list")
     return record
+
+
+def error_line(error: BaseException, limit: int = 400) -> str:
+    """``error``'s message on one line (whitespace runs joined), at most ``limit`` characters."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def last_segment(run_dir: Path) -> dict[str, Any] | None:
+    """The last segment of ``run_dir``'s ``run.json`` (``None``: none, or not a record)."""
+    try:
+        segments = read_run_record(run_dir / RUN_JSON)["segments"]
+    except SpecError:
+        return None
+    last = segments[-1] if segments else None
+    return last if isinstance(last, dict) else None

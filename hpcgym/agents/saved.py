@@ -286,13 +286,17 @@ def save_agent(model: Any, card: AgentCard, path: str | Path) -> Path:
     The weights file's bytes depend only on the weights: one metadata entry (safetensors keeps
     metadata in a hash map whose order changes from run to run, so several entries would not),
     tensors in name order. A retrained agent can then be compared with ``cmp``.
+
+    Raises:
+        OutputError: The disk is full (nothing half-written is left).
     """
-    from safetensors.torch import save_file
+    from safetensors.torch import save
 
     weights, card_path = model_paths(path)
     tag = json.dumps({"algo": card.algo, "format": CARD_FORMAT}, sort_keys=True)
-    with atomic.atomic_path(weights) as tmp:
-        save_file(unique_tensors(model.policy), str(tmp), metadata={"hpcgym": tag})
+    # Serialised in memory (the networks are small), then written as every output is: a full
+    # disk is then an OutputError naming the file, not safetensors' own error type.
+    write_atomic(weights, save(unique_tensors(model.policy), metadata={"hpcgym": tag}))
     write_atomic(card_path, card.to_json() + "\n")
     return weights
 
@@ -360,7 +364,14 @@ def load_agent(
     check_card_fits(card, card_path, weights, env)  # before any memory goes to the network
     policy = build_policy(card, env)
     env.close()
-    load_model(policy, str(weights), device="cpu")
+    try:
+        load_model(policy, str(weights), device="cpu")
+    except Exception as e:  # checked above; changed since, or a tensor torch cannot copy in
+        message = " ".join(str(e).split())
+        raise SpecError(
+            f"{weights}: its tensors do not load into the network {card_path.name} describes "
+            f"({message[:300]}); copy the agent (both files) again, or train it again"
+        ) from None
     policy.set_training_mode(False)
     cls = algorithm_class(card.algo)
     model = cls(policy=type(policy), env=None, device="cpu", _init_setup_model=False)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.agents.train import TrainConfig, train
+from hpcgym.agents.train import TrainConfig, finished_run, train
 from hpcgym.errors import SpecError
 
 SWEEP_EXECUTORS = ("serial", "process", "ray")
@@ -56,10 +56,10 @@ def seed_config(cfg: TrainConfig, seed: int) -> TrainConfig:
 
 
 def _train_one(cfg: TrainConfig) -> SeedRun:
-    from hpcgym.agents.saved import AgentCard, is_saved_agent, model_paths
+    from hpcgym.agents.saved import AgentCard, model_paths
 
     run_dir = cfg.run_dir()
-    if cfg.resume and is_saved_agent(run_dir):
+    if cfg.resume and finished_run(run_dir):
         # A sweep resumed after an interruption: this seed's agent is finished already.
         card_path = model_paths(run_dir)[1]
         card = AgentCard.from_json(card_path.read_text(), str(card_path))

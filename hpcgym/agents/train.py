@@ -12,7 +12,11 @@ updates' CPU seconds; see :class:`~hpcgym.agents.callbacks.TimedVecEnv`) and ``r
 produced the run, one segment per invocation; :mod:`hpcgym.agents.runrecord`). Files are written
 under a temporary name and renamed. A folder that already holds a run is refused unless
 ``--resume`` (continue from its last checkpoint, to the same agent as an uninterrupted run) or
-``--overwrite`` is given.
+``--overwrite`` is given. A training holds its folder's lock
+(:func:`~hpcgym.agents.runrecord.lock_run_folder`): a second one into the same folder is
+refused, and a ``run.json`` segment still ``running`` when the lock is free is one whose process
+was killed; ``--resume`` continues it (marked ``crashed``), after the temporary files it left
+are removed.
 
 SB3 runs whole rollouts, so the steps run are the budget rounded up to whole rollouts; the
 command says so before it starts, and the progress bar counts to that number.
@@ -20,7 +24,8 @@ command says so before it starts, and the progress bar counts to that number.
 The envs run in this process in a :class:`~hpcgym.agents.vec.MaskVecEnv` (the action masks
 come with the step's info; the same agent as SB3's ``DummyVecEnv``, which ``--vec-env dummy``
 selects; ``--vec-env subproc`` runs them in worker processes, much slower here: the steps are
-short and every one is a round trip).
+short and every one is a round trip; :class:`~hpcgym.agents.vec.GuardedSubprocVecEnv`, whose
+dead workers are one-line errors and whose ``close`` ends every worker within seconds).
 
 CPU only; torch runs on ``threads`` threads (default 1: the networks are small and the envs
 share the process, so on 2 cores more intra-op threads only contend).
@@ -29,8 +34,10 @@ share the process, so on 2 cores more intra-op threads only contend).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
+import re
 import shutil
 import sys
 import time
@@ -41,8 +48,9 @@ from pathlib import Path
 from typing import Any
 
 from hpcgym.agents.decode import check_decode
-from hpcgym.agents.runrecord import RUN_JSON, RunRecord
+from hpcgym.agents.runrecord import RUN_JSON, RunRecord, last_segment, lock_run_folder
 from hpcgym.agents.saved import ALGORITHMS, AgentCard, card_for, save_agent, write_atomic
+from hpcgym.atomic import NO_ROOM
 from hpcgym.cli_checks import (
     at_least,
     env_kwargs_arg,
@@ -50,7 +58,7 @@ from hpcgym.cli_checks import (
     known_env_id,
     writable_folder,
 )
-from hpcgym.errors import SpecError
+from hpcgym.errors import OutputError, SpecError
 from hpcgym.provenance import git_commit
 
 HYPERPARAMS = Path(__file__).with_name("hyperparams")
@@ -227,12 +235,12 @@ def resolve_hyperparams(cfg: TrainConfig) -> dict[str, Any]:
 def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
     """The model, its (timed) VecEnv, the resolved hyperparameters and the agent card."""
     from stable_baselines3.common.env_util import make_vec_env
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+    from stable_baselines3.common.vec_env import DummyVecEnv
 
     from hpcgym.agents.callbacks import TimedVecEnv
     from hpcgym.agents.make import make_agent
     from hpcgym.agents.reference import RelativeReward
-    from hpcgym.agents.vec import make_mask_vec_env
+    from hpcgym.agents.vec import GuardedSubprocVecEnv, make_mask_vec_env
 
     vec_kind = "subproc" if cfg.subproc else cfg.vec_env
     if vec_kind not in VEC_ENVS:
@@ -257,7 +265,7 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
             n_envs=n_envs,
             seed=cfg.seed,
             env_kwargs=budgeted,
-            vec_env_cls=SubprocVecEnv if vec_kind == "subproc" else DummyVecEnv,
+            vec_env_cls=GuardedSubprocVecEnv if vec_kind == "subproc" else DummyVecEnv,
             wrapper_class=wrap,
         )
     venv = TimedVecEnv(base)
@@ -360,13 +368,89 @@ RUN_FILES = (
 """Files of a run folder that ``overwrite`` replaces (with ``checkpoints/`` and ``tb/``)."""
 
 
-def _prepare_run_dir(cfg: TrainConfig) -> Path | None:
-    """Check what ``cfg``'s run folder holds; return the checkpoint to resume from, if any."""
-    from hpcgym.agents.checkpoint import checkpoint_dir, latest_checkpoint
+_TEMPORARY = re.compile(r"\.(?P<target>.+)\.[^.]+\.tmp")
+"""A temporary file of :mod:`hpcgym.atomic` (``.<target>.<random>.tmp``)."""
+_CHECKPOINT_FILE = re.compile(r"agent_\d+_steps\.(safetensors|json)|state_\d+_steps\.pt")
+
+
+def remove_stale_temporaries(run_dir: Path) -> list[Path]:
+    """Remove the temporary files a training killed mid-write left in ``run_dir``.
+
+    Only those of a run file (:data:`RUN_FILES`, a checkpoint's); called with the folder's lock
+    held, so no training is writing them.
+    """
+    from hpcgym.agents.checkpoint import checkpoint_dir
+
+    def ours(folder: Path, name: str) -> bool:
+        return name in RUN_FILES if folder == run_dir else bool(_CHECKPOINT_FILE.fullmatch(name))
+
+    removed = []
+    for folder in (run_dir, checkpoint_dir(run_dir)):
+        for path in folder.iterdir() if folder.is_dir() else []:
+            m = _TEMPORARY.fullmatch(path.name)
+            if m and ours(folder, m.group("target")) and path.is_file():
+                path.unlink(missing_ok=True)
+                removed.append(path)
+    return removed
+
+
+def finished_run(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds a finished training: its agent, and a record that says so.
+
+    An agent beside a last segment that did not finish (killed after saving the agent, before
+    closing the record) is not trusted: ``--resume`` trains it again from the last checkpoint.
+    """
     from hpcgym.agents.saved import is_saved_agent
 
+    last = last_segment(run_dir)
+    return is_saved_agent(run_dir) and (last is None or last.get("status") == "finished")
+
+
+def _held_message(run_dir: Path, held: list[str]) -> str:
+    """Why a run into ``run_dir`` (neither resuming nor overwriting) is refused."""
+    from hpcgym.agents.checkpoint import latest_checkpoint
+
+    last = last_segment(run_dir) or {}
+    status = last.get("status", "finished")  # no record: a run of an older hpcgym
+    what = "--resume continues it from its last checkpoint"
+    if status != "finished":
+        state = latest_checkpoint(run_dir)
+        step = None if state is None else int(state.name.split("_")[1])
+        what = "--resume continues it " + (
+            f"from its last checkpoint (step {step:,})"
+            if step
+            else "from the start (no checkpoint)"
+        )
+    if status == "running":
+        who = f"process {last['pid']} on {last.get('host', '?')}, " if "pid" in last else ""
+        return (
+            f"{run_dir} holds a training run that ended without finishing: its last invocation "
+            f"({who}started {last.get('started', '?')}) was killed or crashed; {what}, "
+            "--overwrite replaces it, or choose another --out"
+        )
+    if status != "finished":
+        error = f": {last['error']}" if last.get("error") else ""
+        return (
+            f"{run_dir} holds a training run that stopped ({status}{error}); {what}, "
+            "--overwrite replaces it, or choose another --out"
+        )
+    return (
+        f"{run_dir} already holds a training run ({', '.join(held[:6])}); {what}, --overwrite "
+        "replaces it, or choose another --out"
+    )
+
+
+def _prepare_run_dir(cfg: TrainConfig) -> Path | None:
+    """Check what ``cfg``'s run folder holds; return the checkpoint to resume from, if any.
+
+    Called with the folder's lock held: stale temporary files of a killed training are
+    removed first, and hidden files (another command's write check) do not count as a run.
+    """
+    from hpcgym.agents.checkpoint import checkpoint_dir, latest_checkpoint
+
     run_dir = cfg.run_dir()
-    held = sorted(p.name for p in run_dir.iterdir()) if run_dir.is_dir() else []
+    remove_stale_temporaries(run_dir)
+    held = sorted(p.name for p in run_dir.iterdir() if not p.name.startswith("."))
     if not held:
         return None
     if cfg.overwrite:
@@ -377,11 +461,8 @@ def _prepare_run_dir(cfg: TrainConfig) -> Path | None:
                 shutil.rmtree(folder)
         return None
     if not cfg.resume:
-        raise SpecError(
-            f"{run_dir} already holds a training run ({', '.join(held[:6])}); --resume continues "
-            "it from its last checkpoint, --overwrite replaces it, or choose another --out"
-        )
-    if is_saved_agent(run_dir):
+        raise SpecError(_held_message(run_dir, held))
+    if finished_run(run_dir):
         raise SpecError(
             f"{run_dir} holds a finished agent: nothing to resume; --overwrite trains it again"
         )
@@ -400,20 +481,35 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
         SpecError: The run folder holds a run and neither ``resume`` nor ``overwrite`` is set,
             ``resume`` cannot be exact for this run, or its checkpoint is of another run.
     """
-    from stable_baselines3.common.callbacks import CallbackList
-
-    from hpcgym.agents.callbacks import EpisodeMetricsCallback, UpdateTimer
-    from hpcgym.agents.checkpoint import Checkpointer, resumable, resume
-    from hpcgym.agents.progress import ProgressBar, planned_timesteps
+    from hpcgym.agents.checkpoint import resumable
 
     model, venv, hp, card = build(cfg)  # first: a configuration error changes no file
+    try:
+        why_not = resumable(model, cfg.algo)
+        if cfg.resume and why_not:
+            raise SpecError(f"--resume cannot give the same agent for this run: {why_not}")
+        run_dir = cfg.run_dir()
+        run_dir.mkdir(parents=True, exist_ok=True)
+        with lock_run_folder(run_dir):  # one training per folder at a time
+            return _train_built(cfg, model, venv, hp, card, announce)
+    finally:
+        venv.close()
+
+
+def _train_built(
+    cfg: TrainConfig,
+    model: Any,
+    venv: Any,
+    hp: dict[str, Any],
+    card: AgentCard,
+    announce: Callable[[str], None] | None,
+) -> TrainResult:
+    """:func:`train` once the model and its envs are built (the caller closes the envs)."""
+    from hpcgym.agents.checkpoint import resume
+
     produced_by = {"git_commit": git_commit(), "command": list(cfg.command)}
     card = replace(card, training={**card.training, "produced_by": produced_by})
-    try:
-        state = _prepare_run_dir(cfg)
-    except SpecError:
-        venv.close()
-        raise
+    state = _prepare_run_dir(cfg)
     run_dir = cfg.run_dir()
     config = {
         "env_id": cfg.env_id,
@@ -424,11 +520,6 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
         "threads": cfg.threads,
         "pretrain": [cfg.pretrain, cfg.pretrain_episodes, cfg.pretrain_epochs],
     }
-    why_not = resumable(model, cfg.algo)
-    if cfg.resume and why_not:
-        venv.close()
-        raise SpecError(f"--resume cannot give the same agent for this run: {why_not}")
-    run_dir.mkdir(parents=True, exist_ok=True)
     resumed_from = None
     if state is not None:
         resumed_from = resume(model, state, config)
@@ -438,6 +529,33 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
         text = json.dumps(hp, indent=2, sort_keys=True) + "\n"
         write_atomic(run_dir / "hyperparams.json", text)
     record = RunRecord.open(run_dir, cfg.command, resumed_from, cfg.resume)
+    try:
+        result = _learn(cfg, model, venv, hp, card, config, resumed_from, announce)
+        record.close("finished", result.timesteps)
+    except BaseException as e:
+        record.fail(e)  # interrupted (Ctrl-C) or failed, with the error's line
+        raise
+    return result
+
+
+def _learn(
+    cfg: TrainConfig,
+    model: Any,
+    venv: Any,
+    hp: dict[str, Any],
+    card: AgentCard,
+    config: dict[str, Any],
+    resumed_from: int | None,
+    announce: Callable[[str], None] | None,
+) -> TrainResult:
+    """Train to the step budget with the run's callbacks; save the agent and the timings."""
+    from stable_baselines3.common.callbacks import CallbackList
+
+    from hpcgym.agents.callbacks import EpisodeMetricsCallback, UpdateTimer
+    from hpcgym.agents.checkpoint import Checkpointer
+    from hpcgym.agents.progress import ProgressBar, planned_timesteps
+
+    run_dir = cfg.run_dir()
     total = int(hp["n_timesteps"])
     planned = planned_timesteps(model, total)
     if announce is not None:
@@ -480,15 +598,15 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
             callback=CallbackList(callbacks),
             reset_num_timesteps=resumed_from is None,
         )
-    except BaseException as e:
-        record.close("interrupted" if isinstance(e, KeyboardInterrupt) else "failed", None)
+    except BaseException:
+        with contextlib.suppress(OSError):  # a full disk: the error in flight says so
+            metrics.close()
         raise
     finally:
         if bar is not None:
             bar._on_training_end()  # also after Ctrl-C: give the terminal back
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     agent = save_agent(model, replace(card, timesteps=model.num_timesteps), run_dir / "agent")
-    venv.close()
     result = TrainResult(
         agent,
         run_dir,
@@ -519,7 +637,6 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
         "threads": cfg.threads,
     }
     write_atomic(run_dir / "timing.json", json.dumps(timing, indent=2) + "\n")
-    record.close("finished", model.num_timesteps)
     return result
 
 
@@ -569,6 +686,14 @@ def run(args: argparse.Namespace) -> int:
     writable_folder(cfg.run_dir())
     try:
         r = train(cfg, announce=print)
+    except OSError as e:  # a full disk: OutputError naming the file, or an append's own
+        if e.errno not in NO_ROOM:
+            raise
+        what = str(e) if isinstance(e, OutputError) else f"writing in {cfg.run_dir()}: {e}"
+        raise OutputError(
+            f"training stopped: {what}. Then the same command with --resume continues the "
+            f"run in {cfg.run_dir()}"
+        ) from None
     except KeyboardInterrupt:
         saved = "no checkpoint yet" if cfg.checkpoint_every <= 0 else "checkpoints are kept"
         print(

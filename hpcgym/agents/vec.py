@@ -21,20 +21,25 @@ either VecEnv gives the same agent (tested).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from stable_baselines3.common.vec_env import SubprocVecEnv
 from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnv,
     VecEnvIndices,
     VecEnvObs,
     VecEnvStepReturn,
 )
+
+from hpcgym.errors import WorkerError
 
 MASK_METHOD = "action_masks"
 
@@ -242,6 +247,124 @@ class MaskVecEnv(VecEnv):
         from stable_baselines3.common.env_util import is_wrapped
 
         return [is_wrapped(self.envs[i], wrapper_class) for i in self._targets(indices)]
+
+
+class GuardedSubprocVecEnv(SubprocVecEnv):
+    """SB3's ``SubprocVecEnv`` (``--vec-env subproc``) whose worker processes cannot hang it.
+
+    SB3's ``close`` sends each worker ``close`` and joins it without a timeout: after a worker
+    died it raised ``BrokenPipeError`` and left the other workers running, and a worker that
+    does not answer (stopped, stuck) made it wait forever. Here ``close`` waits at most
+    ``close_timeout`` seconds for the workers to end, then terminates, and at last kills, the
+    ones still there; it never raises. A worker that died while the envs were stepped, reset
+    or asked for something (the action masks) is a :class:`~hpcgym.errors.WorkerError`
+    naming it, not a bare ``EOFError`` from the pipe.
+    """
+
+    close_timeout: float = 5.0
+    """Seconds ``close`` waits for the workers' answers and ends before it terminates them."""
+
+    @contextlib.contextmanager
+    def _answering(self) -> Iterator[None]:
+        try:
+            yield
+        except (EOFError, ConnectionError):  # ConnectionError: broken pipe, reset by peer
+            raise WorkerError(
+                f"an env worker process of --vec-env subproc ended ({self._ended()}); its error, "
+                "if any, is printed above. Run again; the default --vec-env mask runs the envs "
+                "in this process"
+            ) from None
+
+    def _ended(self) -> str:
+        """Which workers ended, and how."""
+        deadline = time.monotonic() + 1.0  # a worker that just died is reaped in a moment
+        for process in self.processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+        out = []
+        for i, process in enumerate(self.processes):
+            code = process.exitcode
+            if code is not None:
+                how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit {code}"
+                out.append(f"env {i}, pid {process.pid}: {how}")
+        return "; ".join(out) or "it closed its pipe"
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Send the actions to the workers."""
+        with self._answering():
+            super().step_async(actions)
+
+    def step_wait(self) -> VecEnvStepReturn:
+        """The workers' steps."""
+        with self._answering():
+            return super().step_wait()
+
+    def reset(self) -> VecEnvObs:
+        """Reset every env."""
+        with self._answering():
+            return super().reset()
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        """An attribute of each env."""
+        with self._answering():
+            return super().get_attr(attr_name, indices)
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        """Set an attribute of each env."""
+        with self._answering():
+            super().set_attr(attr_name, value, indices)
+
+    def env_method(
+        self,
+        method_name: str,
+        *method_args: Any,
+        indices: VecEnvIndices = None,
+        **method_kwargs: Any,
+    ) -> list[Any]:
+        """Call a method of each env (the action masks, for MaskablePPO)."""
+        with self._answering():
+            return super().env_method(method_name, *method_args, indices=indices, **method_kwargs)
+
+    def env_is_wrapped(
+        self, wrapper_class: type[gym.Wrapper[Any, Any, Any, Any]], indices: VecEnvIndices = None
+    ) -> list[bool]:
+        """Whether each env is wrapped by ``wrapper_class``."""
+        with self._answering():
+            return super().env_is_wrapped(wrapper_class, indices)
+
+    def close(self) -> None:
+        """Ask the workers to end; end those that do not within ``close_timeout`` seconds."""
+        if self.closed:
+            return
+        deadline = time.monotonic() + self.close_timeout
+        if self.waiting:  # a step was sent: its answers come first
+            for remote in self.remotes:
+                with contextlib.suppress(EOFError, OSError):
+                    if remote.poll(max(0.0, deadline - time.monotonic())):
+                        remote.recv()
+            self.waiting = False
+        for remote in self.remotes:
+            with contextlib.suppress(OSError):  # a dead worker's pipe is broken
+                remote.send(("close", None))
+        end_processes(self.processes, deadline)
+        for remote in self.remotes:
+            remote.close()
+        self.closed = True
+
+
+def end_processes(processes: Sequence[Any], deadline: float, grace: float = 2.0) -> None:
+    """Wait for ``processes`` until ``deadline`` (``time.monotonic``); then end them.
+
+    Those still running are terminated (SIGTERM) and given ``grace`` seconds, then killed
+    (SIGKILL, which a stopped process cannot ignore either) and reaped.
+    """
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+    for signal_them in ("terminate", "kill"):
+        alive = [p for p in processes if p.is_alive()]
+        for process in alive:
+            getattr(process, signal_them)()
+        for process in alive:
+            process.join(grace)
 
 
 def generator_state(rng: np.random.Generator) -> dict[str, Any]:

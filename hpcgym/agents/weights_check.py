@@ -21,7 +21,8 @@ def weight_shapes(weights: Path) -> dict[str, tuple[int, ...]]:
     """Tensor name -> shape, from a safetensors file's header (no tensor is loaded).
 
     Raises:
-        SpecError: The file is not a safetensors file.
+        SpecError: The file is not a safetensors file, or is cut short (its header says how
+            long its tensors are).
     """
     from safetensors import safe_open
 
@@ -30,7 +31,8 @@ def weight_shapes(weights: Path) -> dict[str, tuple[int, ...]]:
             return {name: tuple(f.get_slice(name).get_shape()) for name in f.keys()}  # noqa: SIM118
     except Exception as e:  # safetensors raises its own error types
         raise SpecError(
-            f"{weights}: not a safetensors weights file ({e}); save the agent again"
+            f"{weights}: not a safetensors weights file, or one cut short ({e}); copy the "
+            "agent (its .safetensors and .json) again from where it came, or train it again"
         ) from None
 
 
