@@ -68,3 +68,23 @@ def test_on_multicluster_v1_growing_a_job_scores_below_one() -> None:
     assert by.loc["koala-pra-egs", "mean_bounded_stretch"] < 0.9  # malleable jobs grew
     assert by.loc["koala-static", "mean_bsld"] == pytest.approx(1.0, abs=0.05)
     assert by.loc["koala-pra-egs", "mean_bsld"] == pytest.approx(1.0, abs=0.05)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name",
+    [
+        "multicluster-koala-v1",
+        "shared-dfrs-v1",  # about 25 CPU-minutes (DFRS: 12 s an episode)
+        "evolving-klein-large-v1",
+        "rigid-synlublin-large-v0",
+    ],
+)
+def test_the_named_best_heuristic_is_the_validation_argmin(name: str) -> None:
+    from hpcgym.bench.judged import best_of
+
+    sc = on_split(get(name), "validation")
+    heuristics = [p for p in sc.policies if p not in NOT_HEURISTICS]
+    results = evaluate(heuristics, sc.env_id, list(sc.seeds), dict(sc.env_kwargs))
+    means = results.groupby("policy")[sc.metric].mean().to_dict()
+    assert best_of(means) == get(name).best_heuristic
