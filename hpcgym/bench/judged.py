@@ -37,6 +37,8 @@ ELASTIC_HEURISTICS = (
     "conservative",
     "easy-sjf",
     "easy-f1",
+    "easy-wfp3",
+    "easy-unicep",
     "mebf",
     "mebf-spare",
     "mebf-intensive",
@@ -46,8 +48,9 @@ ELASTIC_HEURISTICS = (
     "mebf-f1",
 )
 """Every registered heuristic that schedules malleable jobs on one cluster: the rigid
-schedulers (jobs at their requested size), every MEBF variant, and MEBF with its queue ranked
-by SJF and by F1."""
+schedulers (jobs at their requested size; EASY with its queue ranked by each of RLScheduler's
+scores, WFP3 and UNICEP joining on 2026-11-27), every MEBF variant, and MEBF with its queue
+ranked by SJF and by F1."""
 
 TRIVIAL_RULES = ("asap-min", "asap-req", "asap-max", "easy-min")
 """The trivial reference rules (``hpcgym.baselines.trivial``): they count when the best

@@ -777,7 +777,10 @@ register_lazy(
         {"workload": "elastic/kth-sp2-mebf-128-v0", "workload_options": {}},
         "cross-trace: every disjoint 48-job test-split window of KTH SP2 rescaled to 128 nodes, "
         "MEBF malleability, no walltime kills, ranked by mean bounded stretch",
-        "easy-sjf",  # validation (68 windows): 5.58 vs asap-min 6.15, easy-min 6.38 (results.md)
+        # validation (68 windows): 5.05 vs easy-wfp3 5.42, easy-sjf 5.58, asap-min 6.15. It was
+        # easy-sjf until easy-wfp3 and easy-unicep joined the heuristics (2026-11-27, after the
+        # test split was played: the argmin rule, re-applied; results.md)
+        "easy-unicep",
     ),
 )
 
