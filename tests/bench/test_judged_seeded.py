@@ -78,6 +78,8 @@ def test_on_multicluster_v1_growing_a_job_scores_below_one() -> None:
         "shared-dfrs-v1",  # about 25 CPU-minutes (DFRS: 12 s an episode)
         "evolving-klein-large-v1",
         "rigid-synlublin-large-v0",
+        "rlsched-synlublin-large-v0",
+        "rlsched-synlublin-bf-large-v0",
     ],
 )
 def test_the_named_best_heuristic_is_the_validation_argmin(name: str) -> None:
