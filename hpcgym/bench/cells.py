@@ -109,10 +109,15 @@ def load_cell(path: Path) -> TaskOutcome:
     return TaskOutcome(row, _frame(record["jobs"]), timeline, gantt, record["cpu_seconds"])
 
 
+def failure_path(folder: Path, failure: TaskFailure) -> Path:
+    """Where the traceback of a failed cell is written, under ``failures/``."""
+    name = f"{_safe(failure.scenario)}_{_safe(failure.policy)}_{failure.seed}.txt"
+    return folder / FAILURES / name
+
+
 def save_failure(folder: Path, failure: TaskFailure) -> Path:
     """Write a failed cell's traceback under ``failures/``; return its path."""
-    name = f"{_safe(failure.scenario)}_{_safe(failure.policy)}_{failure.seed}.txt"
-    path = folder / FAILURES / name
+    path = failure_path(folder, failure)
     head = (
         f"policy {failure.policy}, scenario {failure.scenario}, episode seed {failure.seed}\n"
         f"{failure.error}\n\n"
@@ -129,11 +134,7 @@ def failures_table(folder: Path, failures: list[TaskFailure]) -> pd.DataFrame:
             "policy": f.policy,
             "seed": f.seed,
             "error": f.error,
-            "traceback_file": str(
-                (
-                    folder / FAILURES / f"{_safe(f.scenario)}_{_safe(f.policy)}_{f.seed}.txt"
-                ).relative_to(folder)
-            ),
+            "traceback_file": str(failure_path(folder, f).relative_to(folder)),
         }
         for f in failures
     ]

@@ -31,7 +31,14 @@ from typing import Any
 
 from hpcgym.atomic import write_text
 from hpcgym.bench import scenarios
-from hpcgym.bench.cells import FAILURES, load_cell, save_cell, save_failure, task_cell
+from hpcgym.bench.cells import (
+    FAILURES,
+    failure_path,
+    load_cell,
+    save_cell,
+    save_failure,
+    task_cell,
+)
 from hpcgym.bench.evaluate import kill_rule
 from hpcgym.bench.judged import episodes_note
 from hpcgym.bench.policies import policy_kind
@@ -66,7 +73,7 @@ from hpcgym.bench.runner import (
     resolve_executor,
 )
 from hpcgym.cli_checks import at_least, writable_folder
-from hpcgym.errors import SpecError
+from hpcgym.errors import OutputError, SpecError
 
 DEFAULT_OUT = "hpcgym-bench"
 
@@ -341,7 +348,13 @@ def _run_in(
         "job_table": job_table,
     }
     record.setdefault("sessions", []).append(session)
-    write_text(folder / RUN_JSON, _json(record))
+    try:
+        write_text(folder / RUN_JSON, _json(record))
+    except OSError as e:
+        raise OutputError(
+            f"{_cannot_write(folder / RUN_JSON, e)}; nothing was run. Free some space (or fix "
+            "the folder's permissions), or choose another --out or --run-dir"
+        ) from None
     reused = f", {len(done)} already done" if done else ""
     print(f"{len(tasks)} episodes{reused}; running {len(todo)} on {ex.describe()}")
     print(f"run folder: {folder.resolve()}")
@@ -352,18 +365,22 @@ def _run_in(
     task_cpu = [0.0]
 
     def store(k: int, outcome: Outcome) -> None:
+        # A cell counts (in run.json too) only once its file is written: a cell that could not
+        # be stored is run again by --resume.
         i = todo[k]
         if isinstance(outcome, TaskFailure):
+            path = failure_path(folder, outcome)
+            _stored(path, lambda: save_failure(folder, outcome))
             failures[i] = outcome
-            save_failure(folder, outcome)
         else:
+            path = task_cell(folder, tasks[i])
+            _stored(path, lambda: save_cell(path, outcome))
             done[i] = outcome
             task_cpu[0] += outcome.cpu_seconds
-            save_cell(task_cell(folder, tasks[i]), outcome)
         session["cells_run"] += 1
         bar.step(f"{tasks[i].scenario.name} {outcome_label(outcome)} seed {tasks[i].seed}")
 
-    def close(status: str) -> None:
+    def close(status: str, error: str | None = None) -> None:
         session["wall_seconds"] = round(time.perf_counter() - t0, 3)
         # This process, plus what each episode took in its worker (measured there).
         own = time.process_time() - c0
@@ -374,16 +391,36 @@ def _run_in(
         record["cpu_seconds"] = round(sum(s.get("cpu_seconds", 0.0) for s in sessions), 3)
         record["cells"] = {"total": len(tasks), "done": len(done), "failed": len(failures)}
         record["status"] = status
-        write_text(folder / RUN_JSON, _json(record))
+        if error is not None:
+            record["error"] = error
+        else:
+            record.pop("error", None)
+        _stored(folder / RUN_JSON, lambda: write_text(folder / RUN_JSON, _json(record)))
 
+    def stop(e: _NotStored) -> OutputError:
+        """Record the failed write in run.json (if it can be written) and say what to do."""
+        try:
+            close("failed", e.message)
+            unsaved = ""
+        except _NotStored:
+            unsaved = f" ({RUN_JSON} could not be updated either)"
+        return OutputError(
+            f"{e.message}{unsaved}; {len(done)} of {len(tasks)} episodes are stored in {folder}. "
+            f"Free some space (or fix the folder), then continue with: {resume_command}"
+        )
+
+    resume_command = f"hpcgym bench --from {folder / RUN_JSON} --run-dir {folder} --resume"
     try:
         execute([tasks[i] for i in todo], ex, workers, store)
+    except _NotStored as e:
+        bar.close()
+        raise stop(e) from None
     except KeyboardInterrupt:
         bar.close()
         close("interrupted")
         print(
             f"interrupted: {len(done)} of {len(tasks)} episodes are stored in {folder}; "
-            f"continue with: hpcgym bench --from {folder / RUN_JSON} --run-dir {folder} --resume",
+            f"continue with: {resume_command}",
             file=sys.stderr,
         )
         return 130
@@ -402,10 +439,15 @@ def _run_in(
         board, written = write_report(
             outcomes, folder, title, metrics, failed, job_table, notes, best
         )
+    except OSError as e:  # the stored cells stay; --resume writes the report again
+        raise stop(_NotStored(f"cannot write the report in {folder}: {e.strerror or e}")) from None
     except BaseException:
-        close("crashed")  # the stored cells stay; --resume writes the report again
+        close("crashed")
         raise
-    close(run_status(len(outcomes), len(failed)))
+    try:
+        close(run_status(len(outcomes), len(failed)))
+    except _NotStored as e:
+        raise OutputError(f"{e.message}; the report is written, in {folder}") from None
     print(
         f"{session['cells_run']} episodes in {session['wall_seconds']:.1f} s "
         f"(CPU {session['cpu_seconds']:.1f} s) on {ex.describe()}"
@@ -429,6 +471,26 @@ def _run_in(
     if plots:
         print(f"plots ({len(plots)}): {plots[0].parent.resolve()}")
     return 1 if failed else 0
+
+
+class _NotStored(Exception):
+    """A file of the run folder could not be written (a full disk, ...): the one-line message."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _cannot_write(path: Path, error: OSError) -> str:
+    return f"cannot write {path}: {error.strerror or error}"
+
+
+def _stored(path: Path, write: Any) -> None:
+    """Call ``write()`` (which writes ``path``); an ``OSError`` becomes :class:`_NotStored`."""
+    try:
+        write()
+    except OSError as e:
+        raise _NotStored(_cannot_write(path, e)) from None
 
 
 def run_status(done: int, failed: int) -> str:
