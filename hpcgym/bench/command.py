@@ -33,6 +33,7 @@ from hpcgym.atomic import write_text
 from hpcgym.bench import scenarios
 from hpcgym.bench.cells import (
     FAILURES,
+    DamagedCell,
     failure_path,
     load_cell,
     save_cell,
@@ -165,6 +166,7 @@ def choose_folder(
                 f"{record.get('config_hash')}, this one {chash}); resume it with "
                 f"hpcgym bench --from {run_dir / RUN_JSON} --run-dir {run_dir} --resume"
             )
+        _check_recorded_hash(run_dir / RUN_JSON, record, run_dir)
         return run_dir, record
     if overwrite:
         if not (run_dir / RUN_JSON).is_file():
@@ -177,6 +179,35 @@ def choose_folder(
     raise SpecError(
         f"{run_dir} already exists: give --resume to finish that run, --overwrite to replace "
         "it, or leave out --run-dir for a new folder"
+    )
+
+
+def _check_recorded_hash(path: Path, record: dict[str, Any], run_dir: Path) -> None:
+    """Refuse a run.json whose ``config_hash`` is not the hash of the configuration it records.
+
+    Such a file was edited by hand: resuming it would read the stored cells of its recorded
+    configuration as this configuration's (two agents of one label would be mixed).
+
+    Raises:
+        SpecError: Naming the file, both hashes and what to do.
+    """
+    stated = record.get("config_hash")
+    try:
+        actual: str | None = config_hash(record["config"])
+    except (KeyError, TypeError, AttributeError, ValueError):
+        actual = None
+    if actual == stated:
+        return
+    if actual is None:
+        raise SpecError(
+            f"{path}: its config is not a bench configuration any more (edited or damaged): "
+            "it cannot be resumed; start a new run without --resume"
+        )
+    raise SpecError(
+        f"{path}: its config_hash {stated!r} is not the hash of the configuration it records "
+        f"({actual}): the file was edited. Set it back to {actual!r} and resume the recorded "
+        f"configuration (hpcgym bench --from {path} --run-dir {run_dir} --resume), or start a "
+        "new run without --resume"
     )
 
 
@@ -326,21 +357,20 @@ def _run_in(
 ) -> int:
     """:func:`run_bench` in its chosen (and locked) folder."""
     names = [sc.name for sc in chosen]
+    chash = config_hash(config)
     done: dict[int, TaskOutcome] = {}
     if earlier is not None:
+        done = _stored_cells(folder, tasks, chash)
         # Failed cells run again: their old errors would only mislead.
         (folder / "failures.csv").unlink(missing_ok=True)
         shutil.rmtree(folder / FAILURES, ignore_errors=True)
-        for i, t in enumerate(tasks):
-            path = task_cell(folder, t)
-            if path.is_file():
-                done[i] = load_cell(path)
     todo = [i for i in range(len(tasks)) if i not in done]
     ex = resolve_executor(executor, workers, len(todo), ray_address)
     record = run_record(config, argv, {"requested": executor, "ran": ex.name})
     if earlier is not None:
-        record["started"] = earlier.get("started", record["started"])
-        record["sessions"] = list(earlier.get("sessions", []))
+        started = earlier.get("started")
+        record["started"] = started if isinstance(started, str) else record["started"]
+        record["sessions"] = _sessions(earlier.get("sessions"))
     session: dict[str, Any] = {
         "started": now_utc(),
         "executor": ex.describe(),
@@ -374,7 +404,7 @@ def _run_in(
             failures[i] = outcome
         else:
             path = task_cell(folder, tasks[i])
-            _stored(path, lambda: save_cell(path, outcome))
+            _stored(path, lambda: save_cell(path, outcome, chash))
             done[i] = outcome
             task_cpu[0] += outcome.cpu_seconds
         session["cells_run"] += 1
@@ -471,6 +501,47 @@ def _run_in(
     if plots:
         print(f"plots ({len(plots)}): {plots[0].parent.resolve()}")
     return 1 if failed else 0
+
+
+def _stored_cells(folder: Path, tasks: list[Task], chash: str) -> dict[int, TaskOutcome]:
+    """The cells of ``tasks`` stored in ``folder`` (by index); a damaged one is left to run again.
+
+    Temporary files a killed run left behind (``hpcgym.atomic``'s) are removed first.
+
+    Raises:
+        SpecError: A cell was stored by a run of another configuration.
+    """
+    for tmp in folder.rglob(".*.tmp"):
+        tmp.unlink(missing_ok=True)
+    done: dict[int, TaskOutcome] = {}
+    for i, t in enumerate(tasks):
+        path = task_cell(folder, t)
+        if not path.is_file():
+            continue
+        try:
+            done[i] = load_cell(path, t, chash)
+        except DamagedCell as e:
+            print(f"hpcgym: warning: {path}: {e}; running it again", file=sys.stderr)
+    return done
+
+
+def _sessions(recorded: Any) -> list[dict[str, Any]]:
+    """The sessions a resumed run.json records, keeping only sessions and numeric times.
+
+    A hand-edited file may hold anything there.
+    """
+    if not isinstance(recorded, list):
+        return []
+    kept = []
+    for s in recorded:
+        if isinstance(s, dict):
+            times = ("wall_seconds", "cpu_seconds")
+            kept.append({k: v for k, v in s.items() if k not in times or _seconds(v)})
+    return kept
+
+
+def _seconds(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
 
 
 class _NotStored(Exception):
