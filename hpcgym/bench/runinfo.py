@@ -23,7 +23,7 @@ from typing import Any
 
 from hpcgym import __version__
 from hpcgym.bench.policies import policy_kind, sweep_members
-from hpcgym.bench.scenarios import Scenario
+from hpcgym.bench.scenarios import Scenario, check_seeds
 from hpcgym.errors import SpecError
 from hpcgym.provenance import git_commit, machine, now_utc, versions
 
@@ -150,6 +150,9 @@ def config_scenarios(config: dict[str, Any]) -> tuple[list[Scenario], list[str] 
                     f"scenario {d.get('name')!r}: 'policies' must be a list of policy names, "
                     f"not {d['policies']!r}"
                 )
+            check_seeds(d["seeds"], f"scenario {d.get('name')!r}")
+            if not d["seeds"]:
+                raise SpecError(f"scenario {d.get('name')!r}: 'seeds' is empty: no episode to run")
         scenarios = [
             Scenario(
                 d["name"],

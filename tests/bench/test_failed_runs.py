@@ -115,3 +115,25 @@ def test_a_scenario_without_policies_is_refused_before_any_folder(tmp_path):
 def test_an_unknown_metric_is_refused_in_a_scenario():
     with pytest.raises(SpecError, match="metric 'nonsense' is not an episode metric"):
         scenarios.Scenario("m-test", "hpcgym/Rigid-v0", {}, (1,), ("fcfs",), metric="nonsense")
+
+
+# Issue 39, L4: seeds out of range ran (each cell failing, exit 1), or made cells named
+# True.json; seen failing before the fix.
+@pytest.mark.parametrize(
+    "seeds",
+    [[-1], [2**32], [5, 1.5], [True], [5, "6"], [None], [[5]], "56", 5, [], [5, 5], None],
+)
+def test_a_run_json_with_seeds_out_of_range_is_refused_before_any_folder(
+    tmp_path, recorded, capsys, seeds
+):
+    record = json.loads(json.dumps(recorded))
+    record["config"]["scenarios"][0]["seeds"] = seeds
+    code, err = _from(tmp_path, record, capsys)
+    assert code == 2 and not (tmp_path / "run").exists(), err
+    assert err.startswith("hpcgym: error: ") and err.count("\n") == 1, err
+    assert "edited.json" in err and "seeds" in err.replace(str(tmp_path), "")
+
+
+def test_the_largest_seed_is_accepted():
+    sc = scenarios.Scenario("m-test", "hpcgym/Rigid-v0", {}, (0, 2**32 - 1), ("fcfs",))
+    assert sc.seeds == (0, 2**32 - 1)
