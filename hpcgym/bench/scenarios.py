@@ -111,7 +111,8 @@ def check_seeds(seeds: object, where: str) -> None:
     if not isinstance(seeds, tuple | list):
         raise SpecError(f"{where}: 'seeds' must be a list of episode seeds, not {seeds!r}")
     for s in seeds:
-        if not (isinstance(s, numbers.Integral) and not isinstance(s, bool) and 0 <= s <= MAX_SEED):
+        whole = isinstance(s, numbers.Integral) and not isinstance(s, bool)
+        if not (whole and 0 <= int(s) <= MAX_SEED):
             raise SpecError(
                 f"{where}: episode seed {s!r} in 'seeds' is not an integer from 0 to {MAX_SEED}"
             )
