@@ -42,7 +42,7 @@ from hpcgym.bench.cells import (
 )
 from hpcgym.bench.evaluate import kill_rule
 from hpcgym.bench.judged import episodes_note
-from hpcgym.bench.policies import policy_kind
+from hpcgym.bench.policies import pickled_agent, policy_kind
 from hpcgym.bench.report import (
     JOB_TABLES,
     best_heuristic_line,
@@ -281,6 +281,7 @@ def run_bench(
     argv: Sequence[str] = (),
     progress: bool = True,
     job_table: str = "csv",
+    trust_pickle: bool = False,
 ) -> int:
     """Run, store each cell, write the report, print the leaderboard and where everything is.
 
@@ -288,15 +289,19 @@ def run_bench(
         0, or 1 when some cell failed (its error is in ``failures.csv``), or 130 when
         interrupted (the finished cells are kept; ``--resume`` continues).
 
+    ``trust_pickle`` lets the agents saved as pickled SB3 zips run (``--trust-pickle``; they
+    run code the file contains); without it such an agent is refused before anything runs.
+
     Raises:
         SpecError: ``job_table`` cannot be written (``report.check_job_table``; checked
-            before any episode runs); the run folder is refused (:func:`choose_folder`), among
-            others because another ``hpcgym bench`` holds it (one run per folder at a time).
+            before any episode runs); a pickled agent without ``trust_pickle``; the run folder
+            is refused (:func:`choose_folder`), among others because another ``hpcgym bench``
+            holds it (one run per folder at a time).
     """
     check_job_table(job_table)
     chosen = [_one_kill_rule(sc, policies) for sc in chosen]
     names = [sc.name for sc in chosen]
-    tasks = plan(chosen, policies)
+    tasks = _trusting(plan(chosen, policies), trust_pickle)
     adapted = [
         (p, sc.name, sc.env_id, dict(sc.env_kwargs), sc.seeds)
         for sc in chosen
@@ -319,6 +324,7 @@ def run_bench(
             chosen,
             tasks,
             config,
+            trust_pickle=trust_pickle,
             argv=argv,
             executor=executor,
             workers=workers,
@@ -326,6 +332,26 @@ def run_bench(
             progress=progress,
             job_table=job_table,
         )
+
+
+def _trusting(tasks: list[Task], trust_pickle: bool) -> list[Task]:
+    """``tasks``, those of pickled agents marked trusted; refused without ``trust_pickle``.
+
+    Raises:
+        SpecError: A pickled agent and no ``trust_pickle``, before any folder or episode.
+    """
+    out = []
+    for t in tasks:
+        zipped = pickled_agent(t.policy) if policy_kind(t.policy) == "agent" else None
+        if zipped is not None and not trust_pickle:
+            raise SpecError(
+                f"{zipped} is an SB3 zip saved with pickle: loading it runs any code it "
+                "contains. Give --trust-pickle to hpcgym bench only if you trust its source "
+                "(hpcgym train saves agents as .safetensors weights plus a JSON card, and "
+                "hpcgym.agents.save_agent converts a trusted zip to that form)"
+            )
+        out.append(dataclasses.replace(t, trust_pickle=True) if zipped is not None else t)
+    return out
 
 
 def _one_kill_rule(sc: scenarios.Scenario, policies: list[str] | None) -> scenarios.Scenario:
@@ -348,6 +374,7 @@ def _run_in(
     tasks: list[Task],
     config: dict[str, Any],
     *,
+    trust_pickle: bool,
     argv: Sequence[str],
     executor: str,
     workers: int,
@@ -367,6 +394,9 @@ def _run_in(
     todo = [i for i in range(len(tasks)) if i not in done]
     ex = resolve_executor(executor, workers, len(todo), ray_address)
     record = run_record(config, argv, {"requested": executor, "ran": ex.name})
+    if trust_pickle:  # which pickled agents the flag let run; --from and --resume need it again
+        pickled = {pickled_agent(t.policy) for t in tasks if t.trust_pickle}
+        record["trust_pickle"] = sorted(str(p.resolve()) for p in pickled if p is not None)
     if earlier is not None:
         started = earlier.get("started")
         record["started"] = started if isinstance(started, str) else record["started"]
@@ -440,6 +470,8 @@ def _run_in(
         )
 
     resume_command = f"hpcgym bench --from {folder / RUN_JSON} --run-dir {folder} --resume"
+    if trust_pickle:
+        resume_command += " --trust-pickle"
     try:
         execute([tasks[i] for i in todo], ex, workers, store)
     except _NotStored as e:
@@ -658,6 +690,7 @@ def run_options(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]
         "argv": argv,
         "progress": not args.no_progress,
         "job_table": args.job_table,
+        "trust_pickle": args.trust_pickle,
     }
 
 
@@ -749,6 +782,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the one-row-per-job table: jobs.csv (and jobs.parquet with pyarrow; default), "
         "parquet only (about a fifth of the size), or none (large runs; the stored cells keep "
         "every job, and --resume of the finished run writes it later)",
+    )
+    p.add_argument(
+        "--trust-pickle",
+        action="store_true",
+        help="also run agents saved as SB3 .zip files, which run code they contain: only for "
+        "files you trust (hpcgym train saves .safetensors weights plus a JSON card); run.json "
+        "records it, and --from or --resume of such a run needs it again",
     )
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
     p.add_argument(
