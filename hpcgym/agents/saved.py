@@ -23,6 +23,7 @@ from typing import Any
 
 from hpcgym import atomic
 from hpcgym.agents.decode import check_decode
+from hpcgym.cli_checks import whole
 from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 
@@ -186,8 +187,8 @@ class AgentCard:
                 algo=str(raw["algo"]),
                 env_id=check_env_id(raw["env_id"], where),
                 env_kwargs=dict(raw.get("env_kwargs") or {}),
-                seed=int(raw.get("seed", 0)),
-                timesteps=int(raw.get("timesteps", 0)),
+                seed=whole(raw.get("seed", 0), "seed"),
+                timesteps=whole(raw.get("timesteps", 0), "timesteps", 0, 2**63 - 1),
                 resize_budget=raw.get("resize_budget"),
                 policy=str(raw.get("policy", "")),
                 policy_kwargs=dict(raw.get("policy_kwargs") or {}),

@@ -49,6 +49,7 @@ import numpy as np
 from hpcgym import __version__
 from hpcgym.baselines.base import BaseScheduler, runtime_estimate
 from hpcgym.baselines.priority import EasyPriority, PriorityReserve
+from hpcgym.cli_checks import whole
 from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 from hpcgym.sim import Job, Simulator
@@ -274,7 +275,7 @@ class ScoreCard:
                 env_id=check_env_id(raw["env_id"], where),
                 env_kwargs=dict(raw.get("env_kwargs") or {}),
                 weights=tuple(float(weights[f]) for f in FEATURES),
-                seed=int(raw.get("seed", 0)),
+                seed=whole(raw.get("seed", 0), "seed"),
                 training=dict(raw.get("training") or {}),
                 hpcgym_version=str(raw.get("hpcgym_version", "")),
             )

@@ -26,6 +26,7 @@ from typing import Any
 
 from gymnasium.utils.seeding import np_random
 
+from hpcgym.cli_checks import MAX_SEED
 from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 from hpcgym.sim.metrics import SUMMARY_KEYS
@@ -92,10 +93,6 @@ class Scenario:
                 f"scenario {self.name}: metric {self.metric!r} is not an episode metric; use "
                 f"one of {', '.join(METRICS)} (e.g. mean_bsld)"
             )
-
-
-MAX_SEED = 2**32 - 1
-"""The largest episode seed (seeds are unsigned 32-bit integers)."""
 
 
 def check_seeds(seeds: object, where: str) -> None:
