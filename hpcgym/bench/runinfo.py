@@ -261,4 +261,6 @@ def read_record(path: Path) -> dict[str, Any]:
         raise SpecError(f"{file}: not JSON ({e})") from None
     if not isinstance(record, dict) or "config" not in record:
         raise SpecError(f"{file}: not a bench run.json (no 'config')")
+    if not isinstance(record["config"], dict):
+        raise SpecError(f"{file}: not a bench run.json (its 'config' is not an object)")
     return record

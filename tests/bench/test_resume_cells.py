@@ -176,3 +176,16 @@ def test_an_edited_config_hash_never_mixes_two_agents_cells(
     assert _resume(ran_two, [two]) == 2
     err = capsys.readouterr().err
     assert "6.json" in err and "another configuration" in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("config", ["x", None, [1], 3])
+def test_resume_of_a_run_json_whose_config_is_not_an_object_is_one_line(
+    copy: Path, config: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by tests/fuzz/test_bench_files_fuzz.py: an AttributeError traceback before."""
+    _edit(copy / "run.json", _set("config", value=config))
+    capsys.readouterr()
+    assert _resume(copy) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hpcgym: error: ") and err.count("\n") == 1, err
+    assert str(copy / "run.json") in err and "config" in err
