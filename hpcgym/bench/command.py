@@ -142,17 +142,22 @@ def choose_folder(
                 f"{out / label}; leave out --resume to start one"
             )
         run_dir = found
-    busy = run_dir.exists() and any(run_dir.iterdir())
+    busy = run_dir.exists() and bool(_contents(run_dir))
     if not busy:
         if resume:
-            raise SpecError(f"nothing to resume in {run_dir}: it is empty or missing")
+            raise SpecError(
+                f"nothing to resume in {run_dir}: it is empty or missing (no run was recorded "
+                "there); leave out --resume to start the run there"
+            )
         run_dir.mkdir(parents=True, exist_ok=True)
         held.enter_context(folder_lock(run_dir))
-        if any(run_dir.iterdir()):  # another run came first, and has ended
+        if _contents(run_dir):  # another run came first, and has ended
             raise SpecError(
                 f"{run_dir} was filled by another hpcgym bench meanwhile: give --resume to "
                 "finish that run, or leave out --run-dir for a new folder"
             )
+        for p in run_dir.iterdir():  # a killed run's temporaries
+            p.unlink(missing_ok=True)
         return run_dir, None
     if resume:
         held.enter_context(folder_lock(run_dir))
@@ -180,6 +185,19 @@ def choose_folder(
         f"{run_dir} already exists: give --resume to finish that run, --overwrite to replace "
         "it, or leave out --run-dir for a new folder"
     )
+
+
+def _contents(folder: Path) -> list[Path]:
+    """What ``folder`` holds, but for the temporaries of writes a killed run left behind.
+
+    A run killed before its first write (run.json) leaves nothing else: its folder is free.
+    """
+    return [p for p in folder.iterdir() if not _temporary(p)]
+
+
+def _temporary(path: Path) -> bool:
+    """Whether ``path`` is a temporary of ``hpcgym.atomic`` (``.<name>.<random>.tmp``)."""
+    return path.name.startswith(".") and path.name.endswith(".tmp") and path.is_file()
 
 
 def _check_recorded_hash(path: Path, record: dict[str, Any], run_dir: Path) -> None:
@@ -544,7 +562,8 @@ def _stored_cells(folder: Path, tasks: list[Task], chash: str) -> dict[int, Task
         SpecError: A cell was stored by a run of another configuration.
     """
     for tmp in folder.rglob(".*.tmp"):
-        tmp.unlink(missing_ok=True)
+        if _temporary(tmp):
+            tmp.unlink(missing_ok=True)
     done: dict[int, TaskOutcome] = {}
     for i, t in enumerate(tasks):
         path = task_cell(folder, t)
