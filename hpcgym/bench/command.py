@@ -333,9 +333,19 @@ def run_bench(
         check_adapted(adapted)
     config = run_config(chosen, policies)
     with contextlib.ExitStack() as held:  # the folder's lock, until the report is written
-        folder, earlier = choose_folder(
-            out, label or "+".join(names), config, run_dir, resume, overwrite, held
-        )
+        try:
+            folder, earlier = choose_folder(
+                out, label or "+".join(names), config, run_dir, resume, overwrite, held
+            )
+        except OutputError:
+            raise
+        except OSError as e:  # a full disk, a folder that cannot be made or locked
+            where = e.filename or run_dir or out
+            raise OutputError(
+                f"cannot make or lock the run folder {where}: {e.strerror or e}; nothing was "
+                "run. Free some space (or fix the permissions), or choose another --out or "
+                "--run-dir"
+            ) from None
         return _run_in(
             folder,
             earlier,

@@ -143,3 +143,15 @@ def test_a_failed_write_of_a_failure_is_a_one_line_error(
     _one_error(capsys, "failures", "No space left on device")
     record = json.loads((folder / "run.json").read_text())
     assert record["status"] == "failed" and record["cells"]["failed"] == 0
+
+
+def test_a_run_folder_that_cannot_be_made_is_a_one_line_error(
+    tmp_path: Path, micro: None, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    def full(*args: object, **kwargs: object) -> Path:
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "out" / "x"))
+
+    monkeypatch.setattr(command, "new_run_dir", full)
+    argv = ["bench", "--scenario", MICRO.name, "--policy", "easy", "--executor", "serial"]
+    assert main([*argv, "--no-progress", "--out", str(tmp_path / "out")]) == 2
+    _one_error(capsys, "No space left on device", str(tmp_path / "out"))
