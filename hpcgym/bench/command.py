@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import math
 import shutil
 import sys
 import time
@@ -602,7 +603,8 @@ def _sessions(recorded: Any) -> list[dict[str, Any]]:
 
 
 def _seconds(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return number and math.isfinite(value) and value >= 0
 
 
 class _NotStored(Exception):

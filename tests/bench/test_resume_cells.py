@@ -10,6 +10,7 @@ configuration is refused with one error line naming it and what to do.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -189,3 +190,15 @@ def test_resume_of_a_run_json_whose_config_is_not_an_object_is_one_line(
     err = capsys.readouterr().err
     assert err.startswith("hpcgym: error: ") and err.count("\n") == 1, err
     assert str(copy / "run.json") in err and "config" in err
+
+
+@pytest.mark.parametrize("sessions", ["abc", [1, {"wall_seconds": "x"}], {"a": 1}, [math.inf]])
+def test_resume_of_a_run_json_with_odd_sessions_keeps_its_times_numbers(
+    copy: Path, sessions: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hand-edited sessions list ended --resume in an AttributeError or TypeError traceback."""
+    _edit(copy / "run.json", _set("sessions", value=sessions))
+    assert _resume(copy) == 0
+    record = json.loads((copy / "run.json").read_text())
+    assert all(isinstance(s, dict) for s in record["sessions"])
+    assert math.isfinite(record["wall_seconds"]) and math.isfinite(record["cpu_seconds"])
