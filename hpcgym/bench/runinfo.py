@@ -78,9 +78,23 @@ def agents_info(policies: Sequence[str]) -> dict[str, Any]:
             out[p] = {"file": str(weights), "sha256": None, "card": None}
             continue
         card_path = weights.with_suffix(".json")
-        card = json.loads(card_path.read_text()) if card_path.is_file() else None
+        card = _agent_card(card_path) if card_path.is_file() else None
         out[p] = {"file": str(weights.resolve()), "sha256": _sha256(weights), "card": card}
     return out
+
+
+def _agent_card(path: Path) -> dict[str, Any]:
+    """An agent's card as recorded in run.json, once it reads as a card.
+
+    Raises:
+        SpecError: It is not an agent card (naming the file), before any folder is made.
+    """
+    from hpcgym.agents.saved import AgentCard
+
+    text = path.read_text()
+    AgentCard.from_json(text, str(path))
+    card: dict[str, Any] = json.loads(text)
+    return card
 
 
 def run_config(scenarios: Sequence[Scenario], policies: Sequence[str] | None) -> dict[str, Any]:
