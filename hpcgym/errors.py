@@ -40,3 +40,12 @@ class WorkloadError(HpcGymError, ValueError):
 
 class OutputError(HpcGymError, OSError):
     """An output file or folder cannot be created or written."""
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of ``error``'s message, for one-line errors that quote another library's.
+
+    Some (torch's) carry a stack of C++ frames below the message.
+    """
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__

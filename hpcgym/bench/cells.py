@@ -31,7 +31,7 @@ import pandas as pd
 
 from hpcgym.atomic import atomic_path, write_text
 from hpcgym.bench.runner import JOB_COLUMNS, Task, TaskFailure, TaskOutcome
-from hpcgym.errors import SpecError
+from hpcgym.errors import SpecError, first_line
 from hpcgym.sim.metrics import SUMMARY_KEYS
 
 CELLS = "cells"
@@ -184,7 +184,9 @@ def _checked_frame(table: Any, columns: tuple[str, ...], what: str) -> pd.DataFr
     try:
         return _frame(table)
     except (TypeError, ValueError, OverflowError) as e:
-        raise DamagedCell(f"its {what} table does not fit its column types ({e})") from None
+        raise DamagedCell(
+            f"its {what} table does not fit its column types ({first_line(e)})"
+        ) from None
 
 
 def load_cell(path: Path, task: Task, config_hash: str) -> TaskOutcome:
@@ -237,7 +239,9 @@ def load_cell(path: Path, task: Task, config_hash: str) -> TaskOutcome:
         try:
             gantt = load_png(chart)
         except Exception as e:  # PIL raises many kinds for a damaged file
-            raise DamagedCell(f"its Gantt chart {chart.name} cannot be read ({e})") from None
+            raise DamagedCell(
+                f"its Gantt chart {chart.name} cannot be read ({first_line(e)})"
+            ) from None
     return TaskOutcome(dict(row), jobs, timeline, gantt, float(cpu))
 
 

@@ -56,3 +56,23 @@ def test_a_card_number_of_the_wrong_type_or_range_is_refused(kind, key, value):
     raw[key] = value
     with pytest.raises(SpecError, match=key):
         cls.from_json(json.dumps(raw), str(path))
+
+
+def test_a_card_whose_network_torch_cannot_build_is_a_one_line_error(tmp_path, capsys):
+    """A block width of 2^64 made torch raise an error whose text holds its C++ stack: the
+    refusal ran over 13 lines (found by the card fuzzing's long run). Seen failing before."""
+    import shutil
+
+    from hpcgym.cli import main
+
+    shutil.copytree(AGENTS / "malleable-100k" / "s0", tmp_path / "a")
+    raw = json.loads((tmp_path / "a" / "best.json").read_text())
+    raw["policy_kwargs"]["features_extractor_kwargs"]["blocks"]["start"][2] = 2**64
+    (tmp_path / "a" / "best.json").write_text(json.dumps(raw))
+    assert (
+        main(["evaluate", "--env", "hpcgym/Malleable-v1", "--policy", str(tmp_path / "a" / "best")])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert err.startswith("hpcgym: error: ") and err.count("\n") == 1, err
+    assert "best.json" in err and "policy_kwargs" in err
