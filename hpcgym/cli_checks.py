@@ -86,6 +86,22 @@ def hyperparameter(key: str, value: object) -> object:
     return value
 
 
+def read_text_file(path: Path, what: str) -> str:
+    """The UTF-8 text of the file ``path`` (a card, a run.json: ``what`` names it).
+
+    Raises:
+        SpecError: It cannot be read, or is not UTF-8 text (a damaged file), naming ``path``.
+    """
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SpecError(f"{path}: not {what} (not UTF-8 text, at byte {e.start})") from None
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        raise SpecError(f"{path}: cannot be read ({e.strerror or e})") from None
+
+
 MAX_SEED = 2**32 - 1
 """The largest seed a card or ``run.json`` may name (seeds are unsigned 32-bit integers)."""
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from hpcgym import atomic
 from hpcgym.agents.decode import check_decode
-from hpcgym.cli_checks import whole
+from hpcgym.cli_checks import read_text_file, whole
 from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 
@@ -353,7 +353,7 @@ def load_agent(
         raise SpecError(f"no saved agent at {weights}; train one with `hpcgym train`")
     if not card_path.is_file():
         raise SpecError(f"{weights} has no card {card_path.name} (written by `hpcgym train`)")
-    card = AgentCard.from_json(card_path.read_text(), str(card_path))
+    card = AgentCard.from_json(read_text_file(card_path, "an agent card"), str(card_path))
     if not card.policy:
         raise SpecError(f"{card_path} names no policy class: not a card of {weights.name}")
     from safetensors.torch import load_model
@@ -385,7 +385,7 @@ def _load_pickled(zip_path: Path, card_path: Path, trust_pickle: bool) -> tuple[
         )
     if not card_path.is_file():
         raise SpecError(f"{zip_path} has no card {card_path.name} (written by `hpcgym train`)")
-    card = AgentCard.from_json(card_path.read_text(), str(card_path))
+    card = AgentCard.from_json(read_text_file(card_path, "an agent card"), str(card_path))
     model = algorithm_class(card.algo).load(zip_path, device="cpu")
     # Complete the older card, so that save_agent(model, card, ...) writes a safe copy; a policy
     # the card cannot describe leaves it as it is (the model still predicts).

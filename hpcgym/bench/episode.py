@@ -39,6 +39,7 @@ from gymnasium.utils.seeding import np_random
 
 from hpcgym.baselines import make as make_baseline
 from hpcgym.bench.policies import ON_ENV, make_env_policy, policy_kind
+from hpcgym.cli_checks import read_text_file
 from hpcgym.envs.config import EnvConfig
 from hpcgym.envs.episodes import Episode, choose_episode
 from hpcgym.envs.render import GanttLog, render_gantt
@@ -172,7 +173,9 @@ def forced_kill_rule(policy: str) -> bool | None:
 
         card = model_paths(policy)[1]
         if card.is_file():
-            kwargs = AgentCard.from_json(card.read_text(), str(card)).env_kwargs
+            kwargs = AgentCard.from_json(
+                read_text_file(card, "an agent card"), str(card)
+            ).env_kwargs
             return False if kwargs.get("kill_on_walltime") is False else None
         return None
     if kind not in ("baseline", "adapted"):

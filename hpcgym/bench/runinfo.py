@@ -24,6 +24,7 @@ from typing import Any
 from hpcgym import __version__
 from hpcgym.bench.policies import policy_kind, sweep_members
 from hpcgym.bench.scenarios import Scenario, check_seeds
+from hpcgym.cli_checks import read_text_file
 from hpcgym.errors import SpecError
 from hpcgym.provenance import git_commit, machine, now_utc, versions
 
@@ -91,7 +92,7 @@ def _agent_card(path: Path) -> dict[str, Any]:
     """
     from hpcgym.agents.saved import AgentCard
 
-    text = path.read_text()
+    text = read_text_file(path, "an agent card")
     AgentCard.from_json(text, str(path))
     card: dict[str, Any] = json.loads(text)
     return card
@@ -268,7 +269,7 @@ def read_record(path: Path) -> dict[str, Any]:
     """A ``run.json`` (a file, or the run folder holding it)."""
     file = path / RUN_JSON if path.is_dir() else path
     try:
-        record = json.loads(file.read_text())
+        record = json.loads(read_text_file(file, "a bench run.json"))
     except FileNotFoundError:
         raise SpecError(f"{file}: no such file (give a bench run's run.json)") from None
     except json.JSONDecodeError as e:

@@ -76,3 +76,20 @@ def test_a_card_whose_network_torch_cannot_build_is_a_one_line_error(tmp_path, c
     err = capsys.readouterr().err
     assert err.startswith("hpcgym: error: ") and err.count("\n") == 1, err
     assert "best.json" in err and "policy_kwargs" in err
+
+
+@pytest.mark.parametrize("kind", ["score", "order", "planner", "agent"])
+def test_a_card_that_is_not_text_is_a_one_line_error(kind, tmp_path, capsys):
+    """A card file of bytes (not UTF-8) ended evaluate in a UnicodeDecodeError traceback."""
+    import shutil
+
+    from hpcgym.cli import main
+
+    path, _ = CARDS[kind]
+    shutil.copytree(path.parent, tmp_path / "a")
+    (tmp_path / "a" / path.name).write_bytes(b"\xff\xfe\x00not text")
+    name = tmp_path / "a" / ("best" if kind == "agent" else "")
+    assert main(["evaluate", "--policy", str(name), "--episodes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hpcgym: error: ") and err.count("\n") == 1, err
+    assert path.name in err and "UTF-8" in err

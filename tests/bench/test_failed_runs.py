@@ -188,3 +188,12 @@ def test_from_keeps_a_scenarios_windows_and_best_heuristic(tmp_path, capsys):
     assert main([*argv, "--run-dir", str(tmp_path / "b")]) == 0
     assert read_record(tmp_path / "b")["config_hash"] == recorded["config_hash"]
     assert main([*argv, "--run-dir", str(first), "--resume"]) == 0
+
+
+def test_a_run_json_that_is_not_text_is_refused(tmp_path, capsys):
+    """A run.json of bytes (not UTF-8) ended --from in a UnicodeDecodeError traceback."""
+    (tmp_path / "run.json").write_bytes(b"\xff\xfe\x00not text")
+    assert main(["bench", "--from", str(tmp_path / "run.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hpcgym: error: ") and err.count("\n") == 1, err
+    assert "run.json" in err and "UTF-8" in err
