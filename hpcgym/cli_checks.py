@@ -86,6 +86,38 @@ def hyperparameter(key: str, value: object) -> object:
     return value
 
 
+def read_text_file(path: Path, what: str) -> str:
+    """The UTF-8 text of the file ``path`` (a card, a run.json: ``what`` names it).
+
+    Raises:
+        SpecError: It cannot be read, or is not UTF-8 text (a damaged file), naming ``path``.
+    """
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SpecError(f"{path}: not {what} (not UTF-8 text, at byte {e.start})") from None
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        raise SpecError(f"{path}: cannot be read ({e.strerror or e})") from None
+
+
+MAX_SEED = 2**32 - 1
+"""The largest seed a card or ``run.json`` may name (seeds are unsigned 32-bit integers)."""
+
+
+def whole(value: object, key: str, least: int = 0, most: int = MAX_SEED) -> int:
+    """``value`` read from a file (a card, ``run.json``) as an integer in ``[least, most]``.
+
+    Raises:
+        ValueError: It is not an integer (booleans and ``1.0`` are not) or is out of range; the
+            message names ``key``. Card readers turn it into a ``SpecError`` naming the file.
+    """
+    if not isinstance(value, int) or isinstance(value, bool) or not least <= value <= most:
+        raise ValueError(f"{key} must be an integer from {least} to {most}, not {value!r}")
+    return value
+
+
 def at_least(option: str, value: int | None, least: int) -> None:
     """Refuse ``value < least`` for a numeric option (``None``: not given, fine)."""
     if value is not None and value < least:

@@ -44,3 +44,12 @@ class OutputError(HpcGymError, OSError):
 
 class WorkerError(HpcGymError, RuntimeError):
     """A worker process (an env of ``hpcgym train --vec-env subproc``) ended unexpectedly."""
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of ``error``'s message, for one-line errors that quote another library's.
+
+    Some (torch's) carry a stack of C++ frames below the message.
+    """
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__

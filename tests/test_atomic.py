@@ -77,6 +77,41 @@ def test_a_full_device_written_through_is_an_output_error() -> None:
         write_text("/dev/full", "x\n")
 
 
+def test_the_data_is_on_disk_before_the_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 39, L9: a cell or run.json renamed into place before its data reached the disk
+    could be an empty file after a power cut; and a full disk that only the sync reports must
+    leave the old file, not a truncated one."""
+    target = tmp_path / "results.csv"
+    write_text(target, "old\n")
+    events: list[tuple[str, int]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.fstat(fd).st_ino))
+        real_fsync(fd)
+
+    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        events.append(("replace", os.stat(src).st_ino))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    write_text(target, "new\n")
+    inode = target.stat().st_ino
+    assert events.index(("fsync", inode)) < events.index(("replace", inode))
+
+    def full(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError, match="No space left"):
+        write_text(target, "newer\n")
+    assert target.read_text() == "new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.csv"]
+
+
 # ---------------------------------------------------------------- targets that are not files
 # Outputs never replace what is not a regular file (issue 39, N1). Seen failing before the fix:
 # every "stays" assertion below failed, the link or node having become a regular file.

@@ -48,6 +48,7 @@ import numpy as np
 from hpcgym._version import __version__
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.priority import F1_SUBMIT_WEIGHT, MIN_TIME, PriorityReserve
+from hpcgym.cli_checks import whole
 from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 from hpcgym.sim import Job, JobSpec, SimConfig, Simulator
@@ -358,6 +359,15 @@ def _pool(workload: str, split: str) -> tuple[tuple[JobSpec, ...], int]:
     return tuple(jobs), w.platform.clusters[0].nodes
 
 
+PLANNER_RANGES = {
+    "candidates": (1, 1_000),
+    "horizon": (0, 1_000_000),
+    "samples": (1, 1_000_000),
+    "seed": (0, 2**32 - 1),
+}
+"""The settings a planner card may hold (beyond them a card is refused, not played)."""
+
+
 @dataclass(frozen=True)
 class PlannerCard:
     """A planner agent: its settings, its pool and the preset it plays."""
@@ -420,10 +430,11 @@ class PlannerCard:
             raw = json.loads(text)
             if raw.get("format") != FORMAT:
                 raise ValueError(f"format {raw.get('format')!r}, not {FORMAT!r}")
-            ints = {k: raw[k] for k in ("candidates", "horizon", "samples", "seed") if k in raw}
-            for k, v in ints.items():
-                if not isinstance(v, int) or isinstance(v, bool):
-                    raise ValueError(f"{k} must be an integer, not {v!r}")
+            ints = {
+                k: whole(raw[k], k, *PLANNER_RANGES[k])
+                for k in ("candidates", "horizon", "samples", "seed")
+                if k in raw
+            }
             return cls(
                 env_id=check_env_id(raw["env_id"], where),
                 env_kwargs=dict(raw.get("env_kwargs") or {}),

@@ -58,6 +58,7 @@ import numpy as np
 from hpcgym._version import __version__
 from hpcgym.baselines.evolving.list_scheduling import VARIANTS, list_schedule, requested_ep
 from hpcgym.baselines.evolving.online import EvolvingListScheduler
+from hpcgym.cli_checks import whole
 from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 from hpcgym.sim import Job, JobSpec, Simulator
@@ -210,7 +211,7 @@ class OrderCard:
                 env_kwargs=dict(raw.get("env_kwargs") or {}),
                 weights=tuple(float(weights[f]) for f in FEATURES),
                 variant=str(raw.get("variant", "infX")),
-                seed=int(raw.get("seed", 0)),
+                seed=whole(raw.get("seed", 0), "seed"),
                 training=dict(raw.get("training") or {}),
                 hpcgym_version=str(raw.get("hpcgym_version", "")),
             )

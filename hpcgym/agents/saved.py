@@ -24,6 +24,7 @@ from typing import Any
 from hpcgym import atomic
 from hpcgym._version import __version__
 from hpcgym.agents.decode import check_decode
+from hpcgym.cli_checks import read_text_file, whole
 from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 
@@ -187,8 +188,8 @@ class AgentCard:
                 algo=str(raw["algo"]),
                 env_id=check_env_id(raw["env_id"], where),
                 env_kwargs=dict(raw.get("env_kwargs") or {}),
-                seed=int(raw.get("seed", 0)),
-                timesteps=int(raw.get("timesteps", 0)),
+                seed=whole(raw.get("seed", 0), "seed"),
+                timesteps=whole(raw.get("timesteps", 0), "timesteps", 0, 2**63 - 1),
                 resize_budget=raw.get("resize_budget"),
                 policy=str(raw.get("policy", "")),
                 policy_kwargs=dict(raw.get("policy_kwargs") or {}),
@@ -353,7 +354,7 @@ def load_agent(
         raise SpecError(f"no saved agent at {weights}; train one with `hpcgym train`")
     if not card_path.is_file():
         raise SpecError(f"{weights} has no card {card_path.name} (written by `hpcgym train`)")
-    card = AgentCard.from_json(card_path.read_text(), str(card_path))
+    card = AgentCard.from_json(read_text_file(card_path, "an agent card"), str(card_path))
     if not card.policy:
         raise SpecError(f"{card_path} names no policy class: not a card of {weights.name}")
     from safetensors.torch import load_model
@@ -392,7 +393,7 @@ def _load_pickled(zip_path: Path, card_path: Path, trust_pickle: bool) -> tuple[
         )
     if not card_path.is_file():
         raise SpecError(f"{zip_path} has no card {card_path.name} (written by `hpcgym train`)")
-    card = AgentCard.from_json(card_path.read_text(), str(card_path))
+    card = AgentCard.from_json(read_text_file(card_path, "an agent card"), str(card_path))
     model = algorithm_class(card.algo).load(zip_path, device="cpu")
     # Complete the older card, so that save_agent(model, card, ...) writes a safe copy; a policy
     # the card cannot describe leaves it as it is (the model still predicts).

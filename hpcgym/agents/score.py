@@ -49,6 +49,7 @@ import numpy as np
 from hpcgym._version import __version__
 from hpcgym.baselines.base import BaseScheduler, runtime_estimate
 from hpcgym.baselines.priority import EasyPriority, PriorityReserve
+from hpcgym.cli_checks import read_text_file, whole
 from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 from hpcgym.sim import Job, Simulator
@@ -274,7 +275,7 @@ class ScoreCard:
                 env_id=check_env_id(raw["env_id"], where),
                 env_kwargs=dict(raw.get("env_kwargs") or {}),
                 weights=tuple(float(weights[f]) for f in FEATURES),
-                seed=int(raw.get("seed", 0)),
+                seed=whole(raw.get("seed", 0), "seed"),
                 training=dict(raw.get("training") or {}),
                 hpcgym_version=str(raw.get("hpcgym_version", "")),
             )
@@ -322,16 +323,16 @@ def load_score(path: str | Path) -> ScoreCard | PlannerCard | DistilledCard | Or
     if p.name == PLANNER_CARD:
         from hpcgym.agents.lookahead import PlannerCard
 
-        return PlannerCard.from_json(p.read_text(), str(p))
+        return PlannerCard.from_json(read_text_file(p, "an agent card"), str(p))
     if p.name == DISTILLED_CARD:
         from hpcgym.agents.distill import DistilledCard
 
-        return DistilledCard.from_json(p.read_text(), str(p))
+        return DistilledCard.from_json(read_text_file(p, "an agent card"), str(p))
     if p.name == ORDER_CARD:
         from hpcgym.agents.order import OrderCard
 
-        return OrderCard.from_json(p.read_text(), str(p))
-    return ScoreCard.from_json(p.read_text(), str(p))
+        return OrderCard.from_json(read_text_file(p, "an agent card"), str(p))
+    return ScoreCard.from_json(read_text_file(p, "an agent card"), str(p))
 
 
 # --- search -----------------------------------------------------------------------------

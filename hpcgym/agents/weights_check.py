@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hpcgym.errors import SpecError
+from hpcgym.errors import SpecError, first_line
 
 
 def weight_shapes(weights: Path) -> dict[str, tuple[int, ...]]:
@@ -83,7 +83,7 @@ def check_card_fits(card: Any, card_path: Path, weights: Path, env: Any) -> None
     except Exception as e:
         raise SpecError(
             f"{card_path}: its policy_kwargs do not build a {card.policy} "
-            f"({type(e).__name__}: {e}). {fix}"
+            f"({type(e).__name__}: {first_line(e)}). {fix}"
         ) from None
     state = set(policy.state_dict())
     named = [

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import math
 import shutil
 import sys
 import time
@@ -31,10 +32,18 @@ from typing import Any
 
 from hpcgym.atomic import write_text
 from hpcgym.bench import scenarios
-from hpcgym.bench.cells import FAILURES, load_cell, save_cell, save_failure, task_cell
+from hpcgym.bench.cells import (
+    FAILURES,
+    DamagedCell,
+    failure_path,
+    load_cell,
+    save_cell,
+    save_failure,
+    task_cell,
+)
 from hpcgym.bench.evaluate import kill_rule
 from hpcgym.bench.judged import episodes_note
-from hpcgym.bench.policies import policy_kind
+from hpcgym.bench.policies import pickled_agent, policy_kind
 from hpcgym.bench.report import (
     JOB_TABLES,
     best_heuristic_line,
@@ -66,7 +75,7 @@ from hpcgym.bench.runner import (
     resolve_executor,
 )
 from hpcgym.cli_checks import at_least, writable_folder
-from hpcgym.errors import SpecError
+from hpcgym.errors import OutputError, SpecError
 
 DEFAULT_OUT = "hpcgym-bench"
 
@@ -134,17 +143,22 @@ def choose_folder(
                 f"{out / label}; leave out --resume to start one"
             )
         run_dir = found
-    busy = run_dir.exists() and any(run_dir.iterdir())
+    busy = run_dir.exists() and bool(_contents(run_dir))
     if not busy:
         if resume:
-            raise SpecError(f"nothing to resume in {run_dir}: it is empty or missing")
+            raise SpecError(
+                f"nothing to resume in {run_dir}: it is empty or missing (no run was recorded "
+                "there); leave out --resume to start the run there"
+            )
         run_dir.mkdir(parents=True, exist_ok=True)
         held.enter_context(folder_lock(run_dir))
-        if any(run_dir.iterdir()):  # another run came first, and has ended
+        if _contents(run_dir):  # another run came first, and has ended
             raise SpecError(
                 f"{run_dir} was filled by another hpcgym bench meanwhile: give --resume to "
                 "finish that run, or leave out --run-dir for a new folder"
             )
+        for p in run_dir.iterdir():  # a killed run's temporaries
+            p.unlink(missing_ok=True)
         return run_dir, None
     if resume:
         held.enter_context(folder_lock(run_dir))
@@ -158,6 +172,7 @@ def choose_folder(
                 f"{record.get('config_hash')}, this one {chash}); resume it with "
                 f"hpcgym bench --from {run_dir / RUN_JSON} --run-dir {run_dir} --resume"
             )
+        _check_recorded_hash(run_dir / RUN_JSON, record, run_dir)
         return run_dir, record
     if overwrite:
         if not (run_dir / RUN_JSON).is_file():
@@ -170,6 +185,48 @@ def choose_folder(
     raise SpecError(
         f"{run_dir} already exists: give --resume to finish that run, --overwrite to replace "
         "it, or leave out --run-dir for a new folder"
+    )
+
+
+def _contents(folder: Path) -> list[Path]:
+    """What ``folder`` holds, but for the temporaries of writes a killed run left behind.
+
+    A run killed before its first write (run.json) leaves nothing else: its folder is free.
+    """
+    return [p for p in folder.iterdir() if not _temporary(p)]
+
+
+def _temporary(path: Path) -> bool:
+    """Whether ``path`` is a temporary of ``hpcgym.atomic`` (``.<name>.<random>.tmp``)."""
+    return path.name.startswith(".") and path.name.endswith(".tmp") and path.is_file()
+
+
+def _check_recorded_hash(path: Path, record: dict[str, Any], run_dir: Path) -> None:
+    """Refuse a run.json whose ``config_hash`` is not the hash of the configuration it records.
+
+    Such a file was edited by hand: resuming it would read the stored cells of its recorded
+    configuration as this configuration's (two agents of one label would be mixed).
+
+    Raises:
+        SpecError: Naming the file, both hashes and what to do.
+    """
+    stated = record.get("config_hash")
+    try:
+        actual: str | None = config_hash(record["config"])
+    except (KeyError, TypeError, AttributeError, ValueError):
+        actual = None
+    if actual == stated:
+        return
+    if actual is None:
+        raise SpecError(
+            f"{path}: its config is not a bench configuration any more (edited or damaged): "
+            "it cannot be resumed; start a new run without --resume"
+        )
+    raise SpecError(
+        f"{path}: its config_hash {stated!r} is not the hash of the configuration it records "
+        f"({actual}): the file was edited. Set it back to {actual!r} and resume the recorded "
+        f"configuration (hpcgym bench --from {path} --run-dir {run_dir} --resume), or start a "
+        "new run without --resume"
     )
 
 
@@ -243,6 +300,7 @@ def run_bench(
     argv: Sequence[str] = (),
     progress: bool = True,
     job_table: str = "csv",
+    trust_pickle: bool = False,
 ) -> int:
     """Run, store each cell, write the report, print the leaderboard and where everything is.
 
@@ -250,15 +308,19 @@ def run_bench(
         0, or 1 when some cell failed (its error is in ``failures.csv``), or 130 when
         interrupted (the finished cells are kept; ``--resume`` continues).
 
+    ``trust_pickle`` lets the agents saved as pickled SB3 zips run (``--trust-pickle``; they
+    run code the file contains); without it such an agent is refused before anything runs.
+
     Raises:
         SpecError: ``job_table`` cannot be written (``report.check_job_table``; checked
-            before any episode runs); the run folder is refused (:func:`choose_folder`), among
-            others because another ``hpcgym bench`` holds it (one run per folder at a time).
+            before any episode runs); a pickled agent without ``trust_pickle``; the run folder
+            is refused (:func:`choose_folder`), among others because another ``hpcgym bench``
+            holds it (one run per folder at a time).
     """
     check_job_table(job_table)
     chosen = [_one_kill_rule(sc, policies) for sc in chosen]
     names = [sc.name for sc in chosen]
-    tasks = plan(chosen, policies)
+    tasks = _trusting(plan(chosen, policies), trust_pickle)
     adapted = [
         (p, sc.name, sc.env_id, dict(sc.env_kwargs), sc.seeds)
         for sc in chosen
@@ -272,15 +334,26 @@ def run_bench(
         check_adapted(adapted)
     config = run_config(chosen, policies)
     with contextlib.ExitStack() as held:  # the folder's lock, until the report is written
-        folder, earlier = choose_folder(
-            out, label or "+".join(names), config, run_dir, resume, overwrite, held
-        )
+        try:
+            folder, earlier = choose_folder(
+                out, label or "+".join(names), config, run_dir, resume, overwrite, held
+            )
+        except OutputError:
+            raise
+        except OSError as e:  # a full disk, a folder that cannot be made or locked
+            where = e.filename or run_dir or out
+            raise OutputError(
+                f"cannot make or lock the run folder {where}: {e.strerror or e}; nothing was "
+                "run. Free some space (or fix the permissions), or choose another --out or "
+                "--run-dir"
+            ) from None
         return _run_in(
             folder,
             earlier,
             chosen,
             tasks,
             config,
+            trust_pickle=trust_pickle,
             argv=argv,
             executor=executor,
             workers=workers,
@@ -288,6 +361,26 @@ def run_bench(
             progress=progress,
             job_table=job_table,
         )
+
+
+def _trusting(tasks: list[Task], trust_pickle: bool) -> list[Task]:
+    """``tasks``, those of pickled agents marked trusted; refused without ``trust_pickle``.
+
+    Raises:
+        SpecError: A pickled agent and no ``trust_pickle``, before any folder or episode.
+    """
+    out = []
+    for t in tasks:
+        zipped = pickled_agent(t.policy) if policy_kind(t.policy) == "agent" else None
+        if zipped is not None and not trust_pickle:
+            raise SpecError(
+                f"{zipped} is an SB3 zip saved with pickle: loading it runs any code it "
+                "contains. Give --trust-pickle to hpcgym bench only if you trust its source "
+                "(hpcgym train saves agents as .safetensors weights plus a JSON card, and "
+                "hpcgym.agents.save_agent converts a trusted zip to that form)"
+            )
+        out.append(dataclasses.replace(t, trust_pickle=True) if zipped is not None else t)
+    return out
 
 
 def _one_kill_rule(sc: scenarios.Scenario, policies: list[str] | None) -> scenarios.Scenario:
@@ -310,6 +403,7 @@ def _run_in(
     tasks: list[Task],
     config: dict[str, Any],
     *,
+    trust_pickle: bool,
     argv: Sequence[str],
     executor: str,
     workers: int,
@@ -319,21 +413,23 @@ def _run_in(
 ) -> int:
     """:func:`run_bench` in its chosen (and locked) folder."""
     names = [sc.name for sc in chosen]
+    chash = config_hash(config)
     done: dict[int, TaskOutcome] = {}
     if earlier is not None:
+        done = _stored_cells(folder, tasks, chash)
         # Failed cells run again: their old errors would only mislead.
         (folder / "failures.csv").unlink(missing_ok=True)
         shutil.rmtree(folder / FAILURES, ignore_errors=True)
-        for i, t in enumerate(tasks):
-            path = task_cell(folder, t)
-            if path.is_file():
-                done[i] = load_cell(path)
     todo = [i for i in range(len(tasks)) if i not in done]
     ex = resolve_executor(executor, workers, len(todo), ray_address)
     record = run_record(config, argv, {"requested": executor, "ran": ex.name})
+    if trust_pickle:  # which pickled agents the flag let run; --from and --resume need it again
+        pickled = {pickled_agent(t.policy) for t in tasks if t.trust_pickle}
+        record["trust_pickle"] = sorted(str(p.resolve()) for p in pickled if p is not None)
     if earlier is not None:
-        record["started"] = earlier.get("started", record["started"])
-        record["sessions"] = list(earlier.get("sessions", []))
+        started = earlier.get("started")
+        record["started"] = started if isinstance(started, str) else record["started"]
+        record["sessions"] = _sessions(earlier.get("sessions"))
     session: dict[str, Any] = {
         "started": now_utc(),
         "executor": ex.describe(),
@@ -341,7 +437,13 @@ def _run_in(
         "job_table": job_table,
     }
     record.setdefault("sessions", []).append(session)
-    write_text(folder / RUN_JSON, _json(record))
+    try:
+        write_text(folder / RUN_JSON, _json(record))
+    except OSError as e:
+        raise OutputError(
+            f"{_cannot_write(folder / RUN_JSON, e)}; nothing was run. Free some space (or fix "
+            "the folder's permissions), or choose another --out or --run-dir"
+        ) from None
     reused = f", {len(done)} already done" if done else ""
     print(f"{len(tasks)} episodes{reused}; running {len(todo)} on {ex.describe()}")
     print(f"run folder: {folder.resolve()}")
@@ -352,18 +454,22 @@ def _run_in(
     task_cpu = [0.0]
 
     def store(k: int, outcome: Outcome) -> None:
+        # A cell counts (in run.json too) only once its file is written: a cell that could not
+        # be stored is run again by --resume.
         i = todo[k]
         if isinstance(outcome, TaskFailure):
+            path = failure_path(folder, outcome)
+            _stored(path, lambda: save_failure(folder, outcome))
             failures[i] = outcome
-            save_failure(folder, outcome)
         else:
+            path = task_cell(folder, tasks[i])
+            _stored(path, lambda: save_cell(path, outcome, chash))
             done[i] = outcome
             task_cpu[0] += outcome.cpu_seconds
-            save_cell(task_cell(folder, tasks[i]), outcome)
         session["cells_run"] += 1
         bar.step(f"{tasks[i].scenario.name} {outcome_label(outcome)} seed {tasks[i].seed}")
 
-    def close(status: str) -> None:
+    def close(status: str, error: str | None = None) -> None:
         session["wall_seconds"] = round(time.perf_counter() - t0, 3)
         # This process, plus what each episode took in its worker (measured there).
         own = time.process_time() - c0
@@ -374,16 +480,38 @@ def _run_in(
         record["cpu_seconds"] = round(sum(s.get("cpu_seconds", 0.0) for s in sessions), 3)
         record["cells"] = {"total": len(tasks), "done": len(done), "failed": len(failures)}
         record["status"] = status
-        write_text(folder / RUN_JSON, _json(record))
+        if error is not None:
+            record["error"] = error
+        else:
+            record.pop("error", None)
+        _stored(folder / RUN_JSON, lambda: write_text(folder / RUN_JSON, _json(record)))
 
+    def stop(e: _NotStored) -> OutputError:
+        """Record the failed write in run.json (if it can be written) and say what to do."""
+        try:
+            close("failed", e.message)
+            unsaved = ""
+        except _NotStored:
+            unsaved = f" ({RUN_JSON} could not be updated either)"
+        return OutputError(
+            f"{e.message}{unsaved}; {len(done)} of {len(tasks)} episodes are stored in {folder}. "
+            f"Free some space (or fix the folder), then continue with: {resume_command}"
+        )
+
+    resume_command = f"hpcgym bench --from {folder / RUN_JSON} --run-dir {folder} --resume"
+    if trust_pickle:
+        resume_command += " --trust-pickle"
     try:
         execute([tasks[i] for i in todo], ex, workers, store)
+    except _NotStored as e:
+        bar.close()
+        raise stop(e) from None
     except KeyboardInterrupt:
         bar.close()
         close("interrupted")
         print(
             f"interrupted: {len(done)} of {len(tasks)} episodes are stored in {folder}; "
-            f"continue with: hpcgym bench --from {folder / RUN_JSON} --run-dir {folder} --resume",
+            f"continue with: {resume_command}",
             file=sys.stderr,
         )
         return 130
@@ -402,10 +530,15 @@ def _run_in(
         board, written = write_report(
             outcomes, folder, title, metrics, failed, job_table, notes, best
         )
+    except OSError as e:  # the stored cells stay; --resume writes the report again
+        raise stop(_NotStored(f"cannot write the report in {folder}: {e.strerror or e}")) from None
     except BaseException:
-        close("crashed")  # the stored cells stay; --resume writes the report again
+        close("crashed")
         raise
-    close(run_status(len(outcomes), len(failed)))
+    try:
+        close(run_status(len(outcomes), len(failed)))
+    except _NotStored as e:
+        raise OutputError(f"{e.message}; the report is written, in {folder}") from None
     print(
         f"{session['cells_run']} episodes in {session['wall_seconds']:.1f} s "
         f"(CPU {session['cpu_seconds']:.1f} s) on {ex.describe()}"
@@ -429,6 +562,69 @@ def _run_in(
     if plots:
         print(f"plots ({len(plots)}): {plots[0].parent.resolve()}")
     return 1 if failed else 0
+
+
+def _stored_cells(folder: Path, tasks: list[Task], chash: str) -> dict[int, TaskOutcome]:
+    """The cells of ``tasks`` stored in ``folder`` (by index); a damaged one is left to run again.
+
+    Temporary files a killed run left behind (``hpcgym.atomic``'s) are removed first.
+
+    Raises:
+        SpecError: A cell was stored by a run of another configuration.
+    """
+    for tmp in folder.rglob(".*.tmp"):
+        if _temporary(tmp):
+            tmp.unlink(missing_ok=True)
+    done: dict[int, TaskOutcome] = {}
+    for i, t in enumerate(tasks):
+        path = task_cell(folder, t)
+        if not path.is_file():
+            continue
+        try:
+            done[i] = load_cell(path, t, chash)
+        except DamagedCell as e:
+            print(f"hpcgym: warning: {path}: {e}; running it again", file=sys.stderr)
+    return done
+
+
+def _sessions(recorded: Any) -> list[dict[str, Any]]:
+    """The sessions a resumed run.json records, keeping only sessions and numeric times.
+
+    A hand-edited file may hold anything there.
+    """
+    if not isinstance(recorded, list):
+        return []
+    kept = []
+    for s in recorded:
+        if isinstance(s, dict):
+            times = ("wall_seconds", "cpu_seconds")
+            kept.append({k: v for k, v in s.items() if k not in times or _seconds(v)})
+    return kept
+
+
+def _seconds(value: Any) -> bool:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return number and math.isfinite(value) and value >= 0
+
+
+class _NotStored(Exception):
+    """A file of the run folder could not be written (a full disk, ...): the one-line message."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _cannot_write(path: Path, error: OSError) -> str:
+    return f"cannot write {path}: {error.strerror or error}"
+
+
+def _stored(path: Path, write: Any) -> None:
+    """Call ``write()`` (which writes ``path``); an ``OSError`` becomes :class:`_NotStored`."""
+    try:
+        write()
+    except OSError as e:
+        raise _NotStored(_cannot_write(path, e)) from None
 
 
 def run_status(done: int, failed: int) -> str:
@@ -525,6 +721,7 @@ def run_options(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]
         "argv": argv,
         "progress": not args.no_progress,
         "job_table": args.job_table,
+        "trust_pickle": args.trust_pickle,
     }
 
 
@@ -616,6 +813,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the one-row-per-job table: jobs.csv (and jobs.parquet with pyarrow; default), "
         "parquet only (about a fifth of the size), or none (large runs; the stored cells keep "
         "every job, and --resume of the finished run writes it later)",
+    )
+    p.add_argument(
+        "--trust-pickle",
+        action="store_true",
+        help="also run agents saved as SB3 .zip files, which run code they contain: only for "
+        "files you trust (hpcgym train saves .safetensors weights plus a JSON card); run.json "
+        "records it, and --from or --resume of such a run needs it again",
     )
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
     p.add_argument(

@@ -38,6 +38,7 @@ import pandas as pd
 
 from hpcgym.baselines import make as make_baseline
 from hpcgym.bench.policies import ON_ENV, make_env_policy, policy_kind
+from hpcgym.cli_checks import read_text_file
 from hpcgym.envs.episodes import env_config, episode_for
 from hpcgym.envs.render import GanttLog, render_gantt
 from hpcgym.errors import SpecError
@@ -158,7 +159,9 @@ def forced_kill_rule(policy: str) -> bool | None:
 
         card = model_paths(policy)[1]
         if card.is_file():
-            kwargs = AgentCard.from_json(card.read_text(), str(card)).env_kwargs
+            kwargs = AgentCard.from_json(
+                read_text_file(card, "an agent card"), str(card)
+            ).env_kwargs
             return False if kwargs.get("kill_on_walltime") is False else None
         return None
     if kind not in ("baseline", "adapted"):

@@ -18,7 +18,8 @@ A policy name is resolved in this order:
 * the path of an agent saved by ``hpcgym train``: its run folder, or its weights
   or card (suffix optional). Agents are loaded without unpickling
   (:func:`hpcgym.agents.saved.load_agent`); an SB3 zip saved with pickle is refused unless its
-  path was passed to :func:`trust_pickled` (``hpcgym evaluate --trust-pickle``);
+  path was passed to :func:`trust_pickled` (``hpcgym evaluate --trust-pickle``, ``hpcgym bench
+  --trust-pickle``);
 * the folder of a seed sweep (``hpcgym train --seeds 0-4 --out DIR``: one saved agent per seed
   in ``DIR/s<seed>``): one policy whose episodes are run by every member. Its rows carry the
   member's ``train_seed``, and the interval tables treat each training seed as a stratum
@@ -237,6 +238,19 @@ def policy_kind(name: str) -> str:
 
 _TRUSTED: set[Path] = set()
 """Pickled agents this process may load (:func:`trust_pickled`)."""
+
+
+def pickled_agent(name: str | Path) -> Path | None:
+    """The pickled SB3 zip the saved agent ``name`` loads from, else ``None``.
+
+    That is a zip with no safetensors weights beside it: :func:`trust_pickled` must be given it
+    before it can run.
+    """
+    from hpcgym.agents.saved import model_paths, pickled_path
+
+    weights, _ = model_paths(name)
+    zipped = pickled_path(name)
+    return zipped if zipped.is_file() and not weights.is_file() else None
 
 
 def trust_pickled(path: str | Path) -> None:

@@ -23,7 +23,8 @@ from typing import Any
 
 from hpcgym._version import __version__
 from hpcgym.bench.policies import policy_kind, sweep_members
-from hpcgym.bench.scenarios import Scenario
+from hpcgym.bench.scenarios import Scenario, check_seeds
+from hpcgym.cli_checks import read_text_file
 from hpcgym.errors import SpecError
 from hpcgym.provenance import git_commit, machine, now_utc, versions
 
@@ -78,9 +79,23 @@ def agents_info(policies: Sequence[str]) -> dict[str, Any]:
             out[p] = {"file": str(weights), "sha256": None, "card": None}
             continue
         card_path = weights.with_suffix(".json")
-        card = json.loads(card_path.read_text()) if card_path.is_file() else None
+        card = _agent_card(card_path) if card_path.is_file() else None
         out[p] = {"file": str(weights.resolve()), "sha256": _sha256(weights), "card": card}
     return out
+
+
+def _agent_card(path: Path) -> dict[str, Any]:
+    """An agent's card as recorded in run.json, once it reads as a card.
+
+    Raises:
+        SpecError: It is not an agent card (naming the file), before any folder is made.
+    """
+    from hpcgym.agents.saved import AgentCard
+
+    text = read_text_file(path, "an agent card")
+    AgentCard.from_json(text, str(path))
+    card: dict[str, Any] = json.loads(text)
+    return card
 
 
 def run_config(scenarios: Sequence[Scenario], policies: Sequence[str] | None) -> dict[str, Any]:
@@ -134,36 +149,22 @@ def check_agents_unchanged(recorded: Any, current: dict[str, Any], where: str, h
         )
 
 
-def config_scenarios(config: dict[str, Any]) -> tuple[list[Scenario], list[str] | None]:
+def config_scenarios(config: Any) -> tuple[list[Scenario], list[str] | None]:
     """The scenarios and policies of a recorded configuration (``--from``).
 
+    Every value is checked before use: a ``run.json`` may have been edited by hand.
+
     Raises:
-        SpecError: Not a configuration; a scenario that is not valid (name, preset, metric); a
-            policy list that is not a list of names; nothing to run.
+        SpecError: Not a configuration; a scenario that is not valid (a field missing or of the
+            wrong type, its name, preset, seeds or metric); a policy list that is not a list of
+            names; nothing to run.
     """
-    try:
-        for d in config["scenarios"]:
-            if not (
-                isinstance(d["policies"], list) and all(isinstance(p, str) for p in d["policies"])
-            ):
-                raise SpecError(
-                    f"scenario {d.get('name')!r}: 'policies' must be a list of policy names, "
-                    f"not {d['policies']!r}"
-                )
-        scenarios = [
-            Scenario(
-                d["name"],
-                d["env_id"],
-                dict(d["env_kwargs"]),
-                tuple(d["seeds"]),
-                tuple(d["policies"]),
-                d.get("description", ""),
-                d.get("metric", "mean_bsld"),
-            )
-            for d in config["scenarios"]
-        ]
-    except (KeyError, TypeError) as e:
-        raise SpecError(f"not a bench configuration (missing {e}); give a run.json") from None
+    if not isinstance(config, dict):
+        raise SpecError(f"'config' is {_kind(config)}, not a bench configuration")
+    listed = config.get("scenarios")
+    if not (isinstance(listed, list) and listed):
+        raise SpecError(f"'config' holds no list of 'scenarios' ({_kind(listed)})")
+    scenarios = [_recorded_scenario(d, k) for k, d in enumerate(listed)]
     policies = config.get("policies")
     if policies is not None and not (
         isinstance(policies, list) and all(isinstance(p, str) for p in policies)
@@ -176,6 +177,47 @@ def config_scenarios(config: dict[str, Any]) -> tuple[list[Scenario], list[str] 
                 f"{policies!r}): there is nothing to run"
             )
     return scenarios, policies
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else f"a {type(value).__name__}"
+
+
+_SCENARIO_FIELDS = ("name", "env_id", "env_kwargs", "seeds", "policies")
+"""The fields every recorded scenario has (the others have defaults)."""
+
+
+def _recorded_scenario(d: Any, k: int) -> Scenario:
+    """Scenario ``k`` of a recorded configuration, checked field by field."""
+    if not isinstance(d, dict):
+        raise SpecError(f"scenario {k} is {_kind(d)}, not a scenario")
+    where = f"scenario {d.get('name', k)!r}"
+    missing = [key for key in _SCENARIO_FIELDS if key not in d]
+    if missing:
+        raise SpecError(f"{where}: missing {', '.join(repr(m) for m in missing)}")
+    if not isinstance(d["env_kwargs"], dict):
+        raise SpecError(
+            f"{where}: 'env_kwargs' must be an object of preset arguments, not {d['env_kwargs']!r}"
+        )
+    if not (isinstance(d["policies"], list) and all(isinstance(p, str) for p in d["policies"])):
+        raise SpecError(
+            f"{where}: 'policies' must be a list of policy names, not {d['policies']!r}"
+        )
+    check_seeds(d["seeds"], where)
+    if not d["seeds"]:
+        raise SpecError(f"{where}: 'seeds' is empty: no episode to run")
+    texts = {"description": "", "metric": "mean_bsld", "windows": "", "best_heuristic": ""}
+    for key in texts:
+        if not isinstance(d.get(key, ""), str):
+            raise SpecError(f"{where}: {key!r} must be a string, not {d[key]!r}")
+    return Scenario(
+        d["name"],
+        d["env_id"],
+        dict(d["env_kwargs"]),
+        tuple(d["seeds"]),
+        tuple(d["policies"]),
+        **{key: d.get(key, default) for key, default in texts.items()},
+    )
 
 
 def run_record(
@@ -227,11 +269,13 @@ def read_record(path: Path) -> dict[str, Any]:
     """A ``run.json`` (a file, or the run folder holding it)."""
     file = path / RUN_JSON if path.is_dir() else path
     try:
-        record = json.loads(file.read_text())
+        record = json.loads(read_text_file(file, "a bench run.json"))
     except FileNotFoundError:
         raise SpecError(f"{file}: no such file (give a bench run's run.json)") from None
     except json.JSONDecodeError as e:
         raise SpecError(f"{file}: not JSON ({e})") from None
     if not isinstance(record, dict) or "config" not in record:
         raise SpecError(f"{file}: not a bench run.json (no 'config')")
+    if not isinstance(record["config"], dict):
+        raise SpecError(f"{file}: not a bench run.json (its 'config' is not an object)")
     return record

@@ -32,7 +32,13 @@ import numpy as np
 import pandas as pd
 
 from hpcgym.bench.episode import run_episode, score_scheduler
-from hpcgym.bench.policies import policy_kind, policy_label, policy_labels, sweep_members
+from hpcgym.bench.policies import (
+    policy_kind,
+    policy_label,
+    policy_labels,
+    sweep_members,
+    trust_pickled,
+)
 from hpcgym.bench.scenarios import Scenario
 from hpcgym.errors import SpecError
 
@@ -69,6 +75,9 @@ class Task:
     """The policy's name in the tables (default: :func:`policy_label` of ``policy``)."""
     train_seed: int | None = None
     """The training seed of a sweep member (a stratum of the interval tables)."""
+    trust_pickle: bool = False
+    """The policy is a pickled SB3 agent the user trusts (``--trust-pickle``): whatever process
+    runs the task may unpickle it."""
 
     @property
     def name(self) -> str:
@@ -153,6 +162,8 @@ def run_cell(task: Task) -> Outcome:
 def run_task(task: Task) -> TaskOutcome:
     """Run one task (in whatever process the executor chose)."""
     cpu0 = time.process_time()
+    if task.trust_pickle:
+        trust_pickled(task.policy)
     if policy_kind(task.policy) == "agent":
         import torch
 

@@ -17,6 +17,7 @@ get("rigid-lublin-v0").seeds
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from typing import Any
 from gymnasium.utils.seeding import np_random
 
 from hpcgym.baselines.rlsched_setting import rlsched_kwargs
+from hpcgym.cli_checks import MAX_SEED
 from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 from hpcgym.sim.metrics import SUMMARY_KEYS
@@ -79,6 +81,7 @@ class Scenario:
                 "starting with a letter or digit"
             )
         check_env_id(self.env_id, f"scenario {self.name}")
+        check_seeds(self.seeds, f"scenario {self.name}")
         if self.windows not in ("", "disjoint"):
             raise SpecError(f"scenario {self.name}: windows must be '' or 'disjoint'")
         if self.best_heuristic and self.best_heuristic not in self.policies:
@@ -91,6 +94,29 @@ class Scenario:
                 f"scenario {self.name}: metric {self.metric!r} is not an episode metric; use "
                 f"one of {', '.join(METRICS)} (e.g. mean_bsld)"
             )
+
+
+def check_seeds(seeds: object, where: str) -> None:
+    """Refuse episode seeds that are not distinct integers in ``[0, MAX_SEED]``.
+
+    Seeds name the stored cells (``<seed>.json``) and reach the env's generator: a ``run.json``
+    (``bench --from``) with a negative, huge, fractional or boolean seed is refused before any
+    work, not as a failing cell.
+
+    Raises:
+        SpecError: Naming ``where`` and the first bad seed.
+    """
+    if not isinstance(seeds, tuple | list):
+        raise SpecError(f"{where}: 'seeds' must be a list of episode seeds, not {seeds!r}")
+    for s in seeds:
+        whole = isinstance(s, numbers.Integral) and not isinstance(s, bool)
+        if not (whole and 0 <= int(s) <= MAX_SEED):
+            raise SpecError(
+                f"{where}: episode seed {s!r} in 'seeds' is not an integer from 0 to {MAX_SEED}"
+            )
+    if len(set(seeds)) != len(seeds):
+        twice = sorted({s for s in seeds if list(seeds).count(s) > 1})
+        raise SpecError(f"{where}: 'seeds' names episode seeds twice ({twice}); give each once")
 
 
 _SCENARIOS: dict[str, Scenario] = {}

@@ -5,6 +5,7 @@ SHA-256 in run.json never compared."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import gymnasium as gym
@@ -82,3 +83,31 @@ def test_unchanged_weights_repeat_as_before(tmp_path, capsys):
             "--no-progress", "--run-dir", str(tmp_path / "b")]  # fmt: skip
     assert main(argv) == 0
     assert (first / "results.csv").read_bytes() == (tmp_path / "b" / "results.csv").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    agent = tmp_path_factory.mktemp("saved") / "agent-dir"
+    _train(agent / "agent", seed=0)
+    return agent
+
+
+@pytest.mark.parametrize("text", ["true", "not JSON", "[]", '{"algo": 3}', '{"env_id": 1}'])
+def test_an_agent_whose_card_is_not_one_is_refused_before_the_run(
+    saved, tmp_path, capsys, monkeypatch, text
+):
+    """Found by tests/fuzz/test_bench_files_fuzz.py: on a preset without walltime kills (where
+    nothing read the card before run.json was made), a card that is not JSON or not an object
+    ended bench in a JSONDecodeError or AttributeError traceback. Seen failing before the fix."""
+    agent = tmp_path / "agent-dir"
+    shutil.copytree(saved, agent)
+    (agent / "agent.json").write_text(text)
+    sc = scenarios.Scenario(
+        "nokill-test", "hpcgym/Malleable-v0", {**KWARGS, "kill_on_walltime": False}, (1000,), ()
+    )
+    monkeypatch.setitem(scenarios._SCENARIOS, sc.name, sc)
+    argv = ["bench", "--scenario", sc.name, "--policy", str(agent), "--executor", "serial"]
+    assert main([*argv, "--no-progress", "--run-dir", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hpcgym: error: ") and err.count("\n") == 1, err
+    assert str(agent / "agent.json") in err and not (tmp_path / "run").exists()

@@ -344,3 +344,31 @@ def test_job_tables_round_trip_through_either_csv_writer(
     pd.testing.assert_frame_equal(back, table, check_dtype=False, check_exact=True)
     assert ("5.0" in path.read_text()) is not arrow  # whose writer ran
     assert [p.name for p in tmp_path.iterdir()] == ["jobs.csv"]  # no temporary file left
+
+
+def test_the_main_job_calls_run_bench_as_it_is_when_it_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The order-dependent failure of test_runs, test_cli_errors, test_bench: ``main_job`` bound
+    ``run_bench`` when first imported, so a test importing it while ``run_bench`` was patched
+    (test_cli_errors forbids it) left every later main job calling that stand-in."""
+    import importlib
+
+    import hpcgym.bench as bench_package
+    import hpcgym.bench.command as command
+    from hpcgym.cli import build_parser
+
+    monkeypatch.delitem(sys.modules, "hpcgym.bench.main_job", raising=False)
+    monkeypatch.delattr(bench_package, "main_job", raising=False)
+    with monkeypatch.context() as patched:
+        patched.setattr(command, "run_bench", lambda *a, **k: pytest.fail("the stand-in ran"))
+        fresh = importlib.import_module("hpcgym.bench.main_job")
+    agent = tmp_path / "main" / "agent-5-steps"  # a finished agent: no training
+    agent.mkdir(parents=True)
+    (agent / "agent.safetensors").write_bytes(b"")
+    (agent / "agent.json").write_text("{}")
+    calls: list[str] = []
+    monkeypatch.setattr(command, "run_bench", lambda *a, **k: calls.append(k["label"]) or 0)
+    args = build_parser().parse_args(["bench", "--out", str(tmp_path), "--timesteps", "5"])
+    assert fresh.main_job(args) == 0
+    assert calls == ["main"]
