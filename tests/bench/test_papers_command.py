@@ -235,3 +235,21 @@ def test_the_koala_and_dfrs_quick_checks_mark_their_verdicts_as_previews() -> No
     assert rows_ and all(any(f"| {v}? |" in r for v in said) for r in rows_)
     assert "2 traces per load give intervals too wide" in quick
     assert "?" not in dfrs.ablation_report(both)
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_long_checks_show_progress_at_every_tenth(
+    workers: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 38, item 8: a paper check's simulations report how far they are, on stderr."""
+    assert papers.run_all(_square, list(range(25)), workers) == [x * x for x in range(25)]
+    lines = capsys.readouterr().err.splitlines()
+    assert 2 <= len(lines) <= 11
+    assert all(line.startswith("hpcgym papers: ") for line in lines)
+    assert lines[-1].startswith("hpcgym papers: 25/25 simulations")
+    counts = [int(line.split()[2].split("/")[0]) for line in lines]
+    assert counts == sorted(counts) and len(set(counts)) == len(counts)

@@ -9,8 +9,12 @@ that fits in a few minutes), writes the Markdown tables to ``out`` when given an
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any, TypeVar
 
 from hpcgym.atomic import write_text
 from hpcgym.errors import HpcGymError
@@ -22,6 +26,50 @@ PAPERS: dict[str, str] = {
     "dfrs": "hpcgym.bench.papers.dfrs",
 }
 """Paper name -> the module of its check."""
+
+
+T = TypeVar("T")
+
+
+class Progress:
+    """``hpcgym papers: k/n simulations, t s`` on stderr at every tenth of the way (and the end).
+
+    Plain lines, not a redrawn bar, so a log or a pipe keeps them too.
+    """
+
+    def __init__(self, total: int, what: str = "simulations") -> None:
+        self.total, self.what, self.done = total, what, 0
+        self._t0 = time.perf_counter()
+        self._next = 1
+
+    def step(self, k: int = 1) -> None:
+        """Count ``k`` more finished; print when a tenth of the total is crossed."""
+        self.done += k
+        tenth = (10 * self.done) // max(1, self.total)
+        if tenth >= self._next or self.done == self.total:
+            self._next = tenth + 1
+            took = time.perf_counter() - self._t0
+            print(
+                f"hpcgym papers: {self.done}/{self.total} {self.what}, {took:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+def counted(items: Iterable[T], progress: Progress) -> Iterator[T]:
+    """``items``, counting each one into ``progress`` as it is taken."""
+    for item in items:
+        yield item
+        progress.step()
+
+
+def run_all(fn: Callable[[Any], T], todo: Sequence[Any], workers: int) -> list[T]:
+    """``[fn(c) for c in todo]`` on ``workers`` processes, in order, showing progress."""
+    progress = Progress(len(todo))
+    if workers <= 1:
+        return list(counted((fn(c) for c in todo), progress))
+    with ProcessPoolExecutor(workers) as pool:
+        return list(counted(pool.map(fn, todo, chunksize=2), progress))
 
 
 def marked(verdict: str, preview: bool) -> str:

@@ -39,7 +39,7 @@ import pandas as pd
 from hpcgym.atomic import write_csv, write_text
 from hpcgym.baselines import make
 from hpcgym.baselines.dfrs import DFRSScheduler, dfrs_setup, max_stretch_bound, parse_name
-from hpcgym.bench.papers import marked, preview_note, publish
+from hpcgym.bench.papers import Progress, marked, preview_note, publish
 from hpcgym.bench.stats import interval
 from hpcgym.sim import JobSpec, SimConfig, Simulator
 from hpcgym.workloads import load
@@ -305,8 +305,10 @@ def ablation_runs(
     with ProcessPoolExecutor(workers) as pool:
         bounds = dict(pool.map(bound_of, keys))
         futures = [pool.submit(run_case, c) for c in todo]
+        progress = Progress(len(todo))
         for fut in as_completed(futures):
             rows.append(fut.result())
+            progress.step()
             if rows_csv is not None:
                 write_csv(rows_csv, pd.DataFrame(rows), index=False)
     df = pd.DataFrame(rows)

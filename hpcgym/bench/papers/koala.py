@@ -39,7 +39,7 @@ import pandas as pd
 from hpcgym.atomic import write_csv, write_text
 from hpcgym.baselines.koala.background import background_jobs
 from hpcgym.baselines.koala.scheduler import Koala
-from hpcgym.bench.papers import marked, preview_note, publish
+from hpcgym.bench.papers import Progress, counted, marked, preview_note, publish
 from hpcgym.bench.stats import Estimate, interval
 from hpcgym.sim import Cluster, FixedCost, Platform, Simulator
 from hpcgym.workloads import generate_koala
@@ -161,7 +161,8 @@ def cases(seeds: int) -> Iterable[tuple[Setting, str, str, str, int, float]]:
 
 def runs(seeds: int) -> pd.DataFrame:
     """Every run of the check, one row each."""
-    return pd.DataFrame([simulate(*c) for c in cases(seeds)])
+    todo = list(cases(seeds))
+    return pd.DataFrame(list(counted((simulate(*c) for c in todo), Progress(len(todo)))))
 
 
 def _fmt(e: Estimate, digits: str = ".0f") -> str:

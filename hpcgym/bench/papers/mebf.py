@@ -37,7 +37,6 @@ import argparse
 import itertools
 import time
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -47,7 +46,7 @@ import pandas as pd
 from hpcgym.atomic import write_csv, write_text
 from hpcgym.baselines import make
 from hpcgym.baselines.mebf.settings import PAPER_COST_SCALE, model_runtime, scale_reconfig
-from hpcgym.bench.papers import publish
+from hpcgym.bench.papers import publish, run_all
 from hpcgym.bench.stats import interval
 from hpcgym.sim import JobSpec, PowerLaw, SimConfig, Simulator
 from hpcgym.workloads import load
@@ -476,10 +475,7 @@ def ablation_report(df: pd.DataFrame, preview: bool = False) -> str:
 
 
 def _simulate_all(todo: list[Case], workers: int) -> pd.DataFrame:
-    if workers <= 1:
-        return pd.DataFrame([simulate(c) for c in todo])
-    with ProcessPoolExecutor(workers) as pool:
-        return pd.DataFrame(pool.map(simulate, todo, chunksize=4))
+    return pd.DataFrame(run_all(simulate, todo, workers))
 
 
 def run(quick: bool = False, out: Path | None = None, workers: int = 2) -> str:

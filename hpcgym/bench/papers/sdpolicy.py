@@ -44,7 +44,7 @@ import pandas as pd
 from hpcgym.atomic import write_csv, write_text
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.sdpolicy.scheduler import DYNAMIC, SDPolicy
-from hpcgym.bench.papers import marked, preview_note, publish
+from hpcgym.bench.papers import marked, preview_note, publish, run_all
 from hpcgym.bench.stats import interval
 from hpcgym.errors import WorkloadError
 from hpcgym.sim import Platform, SimConfig, Simulator
@@ -353,10 +353,7 @@ def run(quick: bool = False, out: Path | None = None, workers: int = 2) -> str:
 
 
 def _simulate_all(todo: list[Case], workers: int) -> pd.DataFrame:
-    if workers <= 1:
-        return pd.DataFrame([simulate(c) for c in todo])
-    with ProcessPoolExecutor(workers) as pool:
-        return pd.DataFrame(pool.map(simulate, todo))
+    return pd.DataFrame(run_all(simulate, todo, workers))
 
 
 def main(argv: list[str] | None = None) -> int:
