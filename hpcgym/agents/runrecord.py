@@ -32,12 +32,8 @@ from typing import Any
 from hpcgym._version import __version__
 from hpcgym.agents.saved import write_atomic
 from hpcgym.errors import SpecError
+from hpcgym.folder_lock import exclusive
 from hpcgym.provenance import git_commit, machine, now_utc, versions
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX
-    fcntl = None  # type: ignore[assignment]
 
 RUN_JSON = "run.json"
 FORMAT = "hpcgym-train-run/1"
@@ -61,19 +57,14 @@ def lock_run_folder(run_dir: Path) -> Iterator[None]:
     Raises:
         SpecError: Another process (or another block of this one) holds the lock.
     """
-    fd = os.open(run_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        if fcntl is not None:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise SpecError(
-                    f"{run_dir} is in use by another hpcgym train{_holder(run_dir)}: wait until "
-                    "it ends, or choose another --out"
-                ) from None
+    with exclusive(
+        run_dir,
+        lambda: (
+            f"{run_dir} is in use by another hpcgym train{_holder(run_dir)}: wait until "
+            "it ends, or choose another --out"
+        ),
+    ):
         yield
-    finally:
-        os.close(fd)
 
 
 def _holder(run_dir: Path) -> str:

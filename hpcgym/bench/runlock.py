@@ -10,16 +10,10 @@ POSIX system) there is no lock.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from hpcgym.errors import SpecError
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX
-    fcntl = None  # type: ignore[assignment]
+from hpcgym.folder_lock import exclusive
 
 
 @contextlib.contextmanager
@@ -29,19 +23,14 @@ def folder_lock(folder: Path) -> Iterator[None]:
     Raises:
         SpecError: Another process (or another block of this one) holds the lock.
     """
-    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        if fcntl is not None:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise SpecError(
-                    f"{folder} is in use by another hpcgym bench (it holds the folder's lock): "
-                    "wait until that run ends, or choose another --run-dir"
-                ) from None
+    with exclusive(
+        folder,
+        lambda: (
+            f"{folder} is in use by another hpcgym bench (it holds the folder's lock): "
+            "wait until that run ends, or choose another --run-dir"
+        ),
+    ):
         yield
-    finally:
-        os.close(fd)
 
 
 def empty_folder(folder: Path) -> None:
