@@ -30,7 +30,7 @@ from typing import Any
 
 from hpcgym.errors import SpecError
 
-ELASTIC_HEURISTICS = (
+RIGID_HEURISTICS = (
     "fcfs",
     "sjf",
     "easy",
@@ -39,6 +39,12 @@ ELASTIC_HEURISTICS = (
     "easy-f1",
     "easy-wfp3",
     "easy-unicep",
+)
+"""Every registered heuristic for rigid jobs on one cluster: the classic schedulers and EASY
+with its queue ranked by each of RLScheduler's scores (SJF, F1, WFP3, UNICEP)."""
+
+ELASTIC_HEURISTICS = (
+    *RIGID_HEURISTICS,
     "mebf",
     "mebf-spare",
     "mebf-intensive",
@@ -59,19 +65,6 @@ heuristic is named."""
 JUDGED_MALLEABLE = (*ELASTIC_HEURISTICS, *TRIVIAL_RULES, "random", "advance")
 """A judged malleable scenario's policies: every heuristic, the trivial rules, and the
 reference floor of random and advance (shown last, never counted as a heuristic)."""
-
-RIGID_HEURISTICS = (
-    "fcfs",
-    "sjf",
-    "easy",
-    "conservative",
-    "easy-sjf",
-    "easy-f1",
-    "easy-wfp3",
-    "easy-unicep",
-)
-"""Every registered heuristic for rigid jobs on one cluster: the classic schedulers and EASY
-with its queue ranked by each of RLScheduler's scores (SJF, F1, WFP3, UNICEP)."""
 
 JUDGED_RIGID = (*RIGID_HEURISTICS, "random", "advance")
 """A judged rigid scenario's policies: every rigid heuristic, then the reference floor. Rigid

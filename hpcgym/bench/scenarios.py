@@ -766,22 +766,44 @@ register_lazy(
 # (119 on SDSC SP2, 100 on KTH SP2: 64-job windows would give 89 and 75, fewer than the 100
 # independent episodes a judged scenario needs), every heuristic and the trivial rules. The best
 # heuristic was chosen on the validation split before the test split was played.
-def _judged_malleable(name: str, kwargs: dict[str, Any], description: str, best: str) -> Scenario:
-    from hpcgym.bench.judged import JUDGED_MALLEABLE, disjoint_starts
+def _disjoint(
+    name: str,
+    env_id: str,
+    kw: dict[str, Any],
+    policies: tuple[str, ...],
+    description: str,
+    best: str,
+    **fields: Any,
+) -> Scenario:
+    """A judged scenario over every disjoint window of ``kw``'s split, one seed per window."""
+    from hpcgym.bench.judged import disjoint_starts
 
-    env_id = "hpcgym/Malleable-v1"
-    kw = {"n_jobs": 48, **kwargs, **_TEST}
     starts = disjoint_starts(env_id, kw)
     return Scenario(
         name,
         env_id,
         {**kw, "window_starts": starts},
         seeds_for_starts(starts),
-        JUDGED_MALLEABLE,
+        policies,
         description,
-        metric="mean_bounded_stretch",
         windows="disjoint",
         best_heuristic=best,
+        **fields,
+    )
+
+
+def _judged_malleable(name: str, kwargs: dict[str, Any], description: str, best: str) -> Scenario:
+    from hpcgym.bench.judged import JUDGED_MALLEABLE
+
+    kw = {"n_jobs": 48, **kwargs, **_TEST}
+    return _disjoint(
+        name,
+        "hpcgym/Malleable-v1",
+        kw,
+        JUDGED_MALLEABLE,
+        description,
+        best,
+        metric="mean_bounded_stretch",
     )
 
 
@@ -818,21 +840,10 @@ register_lazy(
 # and every rigid heuristic. Rigid jobs run at their requested size, so bounded slowdown cannot
 # be gamed by stretching them and stays the objective, as in the rigid literature.
 def _judged_rigid(name: str, workload: str, description: str, best: str) -> Scenario:
-    from hpcgym.bench.judged import JUDGED_RIGID, disjoint_starts
+    from hpcgym.bench.judged import JUDGED_RIGID
 
-    env_id = "hpcgym/Rigid-v0"
     kw = {"workload": workload, "platform": None, "n_jobs": 48, **_TEST}
-    starts = disjoint_starts(env_id, kw)
-    return Scenario(
-        name,
-        env_id,
-        {**kw, "window_starts": starts},
-        seeds_for_starts(starts),
-        JUDGED_RIGID,
-        description,
-        windows="disjoint",
-        best_heuristic=best,
-    )
+    return _disjoint(name, "hpcgym/Rigid-v0", kw, JUDGED_RIGID, description, best)
 
 
 register_lazy(
