@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.agents.layout import Blocks
+from hpcgym.policies.layout import Blocks
 
 DECODINGS = ("greedy", "kind", "sample")
 """The decoding rules, the first the default."""

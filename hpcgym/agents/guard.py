@@ -8,7 +8,7 @@ times can no longer be shrunk or expanded. It reads the count from the observati
 ``running`` block's reconfiguration feature ``c / (c + 1)``), so it needs no state.
 
 The same rule is a training wrapper (:class:`ResizeBudget`) and is applied by saved agents at
-evaluation (``hpcgym.bench.policies.AgentPolicy``), as the agent's card records.
+evaluation (``hpcgym.agents.env_policy.AgentPolicy``), as the agent's card records.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import numpy as np
 
-from hpcgym.agents.layout import Blocks, menu_blocks
+from hpcgym.policies.layout import Blocks, menu_blocks
 
 RECONFIG_FEATURE = 8
 """Column of ``obs["running"]`` holding ``c / (c + 1)`` for ``c`` reconfigurations."""

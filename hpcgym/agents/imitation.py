@@ -3,7 +3,7 @@
 Experts are of two kinds:
 
 * **baselines**: any name of :func:`hpcgym.baselines.names` (``easy``, ``mebf``, ...), acting
-  through the env adapter (:class:`hpcgym.baselines.adapter.BaselinePolicy`): at each decision
+  through the env adapter (:class:`hpcgym.policies.adapted.BaselinePolicy`): at each decision
   point the engine scheduler decides on a shadow of the env's engine and its commands become menu
   entries. The demonstrations are recorded in the env the agent trains in (its arguments are not
   changed), so the adapter runs leniently: a command the menu cannot express (a backfill outside
@@ -33,44 +33,17 @@ minibatches; ``hpcgym train --pretrain first-fit`` then fine-tunes with Maskable
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from hpcgym.agents.layout import Blocks, menu_blocks
-from hpcgym.baselines.adapter import BaselinePolicy
 from hpcgym.baselines.priority import REGISTERED_SCORES, SCORES
 from hpcgym.errors import SpecError
-
-Expert = Callable[[np.ndarray], int]
-"""A menu policy: the action for a mask."""
-
-
-def _starts(blocks: Blocks) -> np.ndarray:
-    offset, slots, levels = blocks["start"]
-    return offset + levels * np.arange(slots)
-
-
-def make_expert(name: str, blocks: Blocks) -> Expert:
-    """The menu expert ``name`` (``fcfs`` or ``first-fit``) over a menu layout."""
-    starts = _starts(blocks)
-    if name == "fcfs":
-        head = int(starts[0])
-        return lambda mask: head if mask[head] else 0
-    if name == "first-fit":
-
-        def first_fit(mask: np.ndarray) -> int:
-            legal = starts[mask[starts] == 1]
-            return int(legal[0]) if legal.size else 0
-
-        return first_fit
-    raise SpecError(f"unknown menu expert {name!r}; choose from {', '.join(EXPERTS)}")
-
-
-EXPERTS = ("fcfs", "first-fit")
+from hpcgym.policies.adapted import BaselinePolicy
+from hpcgym.policies.builtin import EXPERTS, Expert, make_expert
+from hpcgym.policies.layout import menu_blocks
 
 RANKERS = tuple(f"rank-{score}" for score in REGISTERED_SCORES)
 """Reserve-mode experts: choose the queued job that ranks first by a score."""
@@ -128,7 +101,7 @@ class Demonstrations:
     """Observations (dict of stacked arrays), masks and expert actions.
 
     ``inexpressible``: for a baseline expert, the commands the menu could not express, by
-    reason (``hpcgym.baselines.adapter``); empty for menu policies and faithful baselines.
+    reason (``hpcgym.policies.adapted``); empty for menu policies and faithful baselines.
     ``approximated``: how many of them (starts and resizes at a size no level targets) were
     demonstrated by the legal level closest to the expert's size rather than skipped.
     """

@@ -16,7 +16,7 @@ def env_blocks(env: Any) -> dict[str, tuple[int, int, int]]:
     """The menu layout of an hpcgym env or of the first env of an SB3 VecEnv."""
     from stable_baselines3.common.vec_env import VecEnv
 
-    from hpcgym.agents.layout import menu_blocks
+    from hpcgym.policies.layout import menu_blocks
 
     if isinstance(env, VecEnv):
         menu = env.get_attr("menu", indices=[0])[0]

@@ -30,8 +30,8 @@ from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPo
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from hpcgym.agents.layout import Blocks, menu_blocks
 from hpcgym.errors import SpecError
+from hpcgym.policies.layout import Blocks, menu_blocks
 
 __all__ = [
     "JobAttentionExtractor",
@@ -82,7 +82,7 @@ class JobScoringExtractor(BaseFeaturesExtractor):
                 f"{self.policy_label} needs the env's menu layout, which its spaces do not tell: "
                 "build the agent with hpcgym.agents.make_agent(env, algo='maskable_ppo'), or pass "
                 "policy_kwargs={'features_extractor_kwargs': {'blocks': menu_blocks(env)}} "
-                "(hpcgym.agents.layout.menu_blocks)"
+                "(hpcgym.policies.layout.menu_blocks)"
             )
         shapes = {k: sp.shape for k, sp in observation_space.spaces.items()}
         assert all(s is not None for s in shapes.values())

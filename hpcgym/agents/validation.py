@@ -29,8 +29,8 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from hpcgym.agents.decode import agent_action, sample_rng
-from hpcgym.agents.layout import menu_blocks
 from hpcgym.agents.saved import AgentCard, save_agent, write_atomic
+from hpcgym.policies.layout import menu_blocks
 
 VALIDATION_SEEDS = 30_000
 """Validation episodes use reset seeds from here (away from training, demo and bench seeds)."""

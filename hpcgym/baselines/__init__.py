@@ -8,15 +8,17 @@ sim = Simulator(workload.platform, workload.jobs)
 make("easy").run(sim)
 ```
 
-``as_env_policy("easy")`` makes a baseline a policy on the env (``hpcgym.baselines.adapter``).
+``hpcgym.policies.as_env_policy("easy")`` makes a baseline a policy on the env (the adapter lives
+in the policy layer above; ``BaselinePolicy``, ``NotExpressible`` and ``as_env_policy`` are still
+importable from here for older code).
 
 Every registered name is listed by ``names()``; see ``docs/baselines.md``. All registrations
 live below, in one place.
 """
 
 from functools import partial
+from typing import Any
 
-from hpcgym.baselines.adapter import BaselinePolicy, NotExpressible, as_env_policy
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.classic import FCFS, SJF, ConservativeBackfill, EasyBackfill
 from hpcgym.baselines.dfrs import DFRSScheduler
@@ -81,3 +83,14 @@ __all__ = [
     "runtime_estimate",
     "shadow",
 ]
+
+_MOVED = frozenset({"BaselinePolicy", "NotExpressible", "as_env_policy"})
+"""Names that moved to :mod:`hpcgym.policies` (the layer above) and stay reachable here."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        import hpcgym.policies.adapted as adapted  # the compatibility aliases (an upward import)
+
+        return getattr(adapted, name)
+    raise AttributeError(f"module 'hpcgym.baselines' has no attribute {name!r}")

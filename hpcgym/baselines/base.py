@@ -8,7 +8,7 @@ re-exported here.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from hpcgym.errors import SpecError
 from hpcgym.sim import JobSpec, Platform, SimConfig, SimResult, Simulator
@@ -83,6 +83,27 @@ class BaseScheduler:
         every runner (``simulate``, the benchmark) gives it the same world.
         """
         return jobs, config
+
+    def env_needs(self) -> dict[str, Any]:
+        """The env arguments this scheduler needs to act through the env's action menu.
+
+        The baseline adapter (``hpcgym.policies.adapted.BaselinePolicy``) makes the env with
+        them, so each scheduler states its own needs here and the adapter knows no scheduler by
+        name. The default: the walltime kill rule of its :meth:`setting`
+        (``kill_on_walltime=False`` when the setting turns kills off). A scheduler whose
+        commands need more (menu levels their sizes are targets of, every decision point)
+        extends it.
+        """
+        _, cfg = self.setting([], SimConfig())
+        return {} if cfg.kill_on_walltime else {"kill_on_walltime": False}
+
+    def env_refusal(self) -> str | None:
+        """Why this scheduler cannot act through the env's menu whatever the env's arguments.
+
+        ``None`` (the default) when it can; a sentence naming what to run instead otherwise. The
+        adapter refuses such an episode (``NotExpressible``, reason ``setting``).
+        """
+        return None
 
     def simulate(
         self, platform: Platform, jobs: Sequence[JobSpec], config: SimConfig | None = None

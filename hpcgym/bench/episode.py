@@ -3,7 +3,7 @@
 Two paths, the same jobs:
 
 * **env path** (``advance``, ``random``, saved agents, ``<baseline>@env`` through the adapter of
-  ``hpcgym.baselines.adapter``): ``gym.make(env_id)``, ``reset(seed=seed)``, one ``step`` per
+  ``hpcgym.policies.adapted``): ``gym.make(env_id)``, ``reset(seed=seed)``, one ``step`` per
   action with the mask always applied; the metrics are the final ``info["metrics"]``
   (``hpcgym.sim.metrics``).
 * **engine path** (baselines by their plain name, the fast path): the baseline runs on the bare

@@ -23,6 +23,7 @@ import numpy as np
 
 from hpcgym.envs.episodes import env_config
 from hpcgym.errors import SpecError
+from hpcgym.policies import BaselinePolicy
 
 WINDOW_OF_BLOCK = {
     "start": "queue_slots",
@@ -49,9 +50,7 @@ def windows_needed(
         env_kwargs: The scenario's overrides.
         seed: The episode's reset seed.
     """
-    from hpcgym.bench.policies import AdaptedBaseline
-
-    policy = AdaptedBaseline(baseline)
+    policy = BaselinePolicy(baseline, strict=True)
     kwargs = {**env_kwargs, **policy.env_overrides}
     cfg = env_config(env_id, kwargs)
     wide = len(policy_episode_jobs(env_id, kwargs, seed))

@@ -35,7 +35,7 @@ where the job accepts ``k`` and the command fits. ``"n*"`` stands for ``n1`` ...
 the largest cluster's nodes, and a start level's ``"@*"`` for every cluster (``"n*@*"``: every
 size in every cluster): the env expands them when it is built (``expand_wildcards``). These
 menus grow with the platform; they exist so that any scheduler's sizes and placements are
-entries (``hpcgym.baselines.adapter``), e.g. KOALA's grows and shrinks."""
+entries (``hpcgym.policies.adapted``), e.g. KOALA's grows and shrinks."""
 QUEUE_ORDERS = ("fcfs", "fits_first", "sjf")
 EPISODE_MODES = ("window", "seeded")
 SELECTIONS = ("menu", "reserve")

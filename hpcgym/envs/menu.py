@@ -32,6 +32,7 @@ from hpcgym.envs.capacity import Capacity
 from hpcgym.envs.commands import Commander
 from hpcgym.envs.config import START_LEVELS, EnvConfig, exact_size, start_level
 from hpcgym.envs.ledger import SIZE, JobLedger
+from hpcgym.envs.menu_entry import MenuCommand, entry_for
 from hpcgym.envs.shares import share_flags
 from hpcgym.envs.sizes import accepted_floor, floor_sizes, levels_key, running_targets
 from hpcgym.sim.planning import easy_backfill_sizes
@@ -191,6 +192,13 @@ class ActionMenu:
             else:
                 out.append(f"{name}[{slot}]")
         return out
+
+    def entry_for(self, d: Decision, ledger: JobLedger, cmd: MenuCommand) -> int:
+        """The index whose entry performs the engine command ``cmd`` in ``d``, legal or not.
+
+        See :func:`hpcgym.envs.menu_entry.entry_for`; raises its ``NoMenuEntry`` when none does.
+        """
+        return entry_for(self, d, ledger, cmd)
 
     # ------------------------------------------------------------------ state -> targets
     def has_choice(self, ledger: JobLedger, cap: Capacity) -> bool | None:

@@ -11,11 +11,11 @@ import pytest
 
 import hpcgym  # noqa: F401
 from hpcgym.agents.decode import agent_action, kind_first, policy_probs, sample_rng, sampled
-from hpcgym.agents.layout import menu_blocks
 from hpcgym.agents.saved import AgentCard, load_agent
 from hpcgym.agents.train import TrainConfig, train
 from hpcgym.bench.evaluate import evaluate
 from hpcgym.errors import SpecError
+from hpcgym.policies.layout import menu_blocks
 
 BLOCKS = {"advance": (0, 1, 1), "start": (1, 8, 1), "shrink": (9, 2, 2)}
 """A menu: advance, 8 start slots, 2 running slots x 2 shrink levels (13 entries)."""
@@ -147,7 +147,7 @@ def test_the_bench_player_decodes_as_its_card_says(
     agent: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import hpcgym.agents.decode as decode
-    from hpcgym.bench.policies import AgentPolicy
+    from hpcgym.agents.env_policy import AgentPolicy
 
     def spread(model: object, obs: object, mask: np.ndarray) -> np.ndarray:
         # Advance is the single most likely entry, the starts together more likely still, the
@@ -262,7 +262,7 @@ def test_an_agent_whose_card_says_sample_plays_seeded_draws(agent: Path, tmp_pat
 
 
 def test_an_unmasked_agent_whose_card_asks_for_draws_is_refused(tmp_path: Path) -> None:
-    from hpcgym.bench.policies import AgentPolicy
+    from hpcgym.agents.env_policy import AgentPolicy
 
     out = tmp_path / "ppo"
     cfg = TrainConfig(

@@ -10,12 +10,12 @@ import pytest
 
 import hpcgym  # noqa: F401
 from hpcgym.agents.imitation import clone, demonstrate, expert_names, make_expert
-from hpcgym.agents.layout import menu_blocks
 from hpcgym.agents.train import TrainConfig, train
 from hpcgym.baselines import make as make_baseline
-from hpcgym.baselines.adapter import SETTING
 from hpcgym.bench.episode import run_episode
 from hpcgym.errors import SpecError
+from hpcgym.policies.adapted import SETTING
+from hpcgym.policies.layout import menu_blocks
 from hpcgym.sim import SimConfig
 
 

@@ -195,7 +195,7 @@ def test_malleable_training_kills_at_walltime_and_charges_the_lost_work() -> Non
     # The training env's reward charges every kill: play first-fit (start the first queued job
     # that fits, else advance) until an episode has kills, and check its return.
     from hpcgym.agents.imitation import make_expert
-    from hpcgym.agents.layout import menu_blocks
+    from hpcgym.policies.layout import menu_blocks
 
     env = gym.make("hpcgym/Malleable-v0", **kw)
     act = make_expert("first-fit", menu_blocks(env))

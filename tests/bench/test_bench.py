@@ -129,7 +129,7 @@ def test_main_job_trains_then_benchmarks_and_reuses_its_agent(
     card = json.loads((agent_dir / "agent.json").read_text())
     assert card["env_kwargs"]["split"] == "train"
     # ... and evaluated on the test split: the card does not choose the episodes.
-    from hpcgym.bench.policies import AgentPolicy
+    from hpcgym.agents.env_policy import AgentPolicy
 
     policy = AgentPolicy(agent_dir / "agent")
     assert "split" not in policy.env_overrides

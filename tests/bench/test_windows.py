@@ -7,11 +7,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from hpcgym.baselines.adapter import NotExpressible
 from hpcgym.bench.episode import run_episode
 from hpcgym.bench.windows import check_adapted, windows_needed
 from hpcgym.cli import main
 from hpcgym.errors import SpecError
+from hpcgym.policies.adapted import NotExpressible
 
 SEEDS = (1000, 1001, 1002)
 

@@ -30,6 +30,7 @@ import math
 import time
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.evolving.fit import earliest_starts, step_limits
@@ -74,6 +75,10 @@ class EvolvingListScheduler(BaseScheduler):
 
     def __repr__(self) -> str:
         return f"EvolvingListScheduler({self.variant.name!r})"
+
+    def env_needs(self) -> dict[str, Any]:
+        """Every decision point: its wake-ups may fall at points the env would skip."""
+        return {**super().env_needs(), "skip_trivial": False}
 
     def reset(self) -> None:
         """Forget the previous episode."""

@@ -122,6 +122,10 @@ class Koala(BaseScheduler):
         """Local jobs (bypassing KOALA) and their cluster."""
         self.reset()
 
+    def env_needs(self) -> dict[str, Any]:
+        """The menu levels its placements, grows and shrinks are targets of."""
+        return {**super().env_needs(), **koala_levels(self)}
+
     def reset(self) -> None:
         """Forget the previous episode."""
         self.tries: dict[int, int] = {}
@@ -314,3 +318,21 @@ KOALA_PRESETS: dict[str, dict[str, Any]] = {
     "koala-pwa-egs": {"approach": "pwa", "policy": "egs"},
 }
 """Registry names and keyword arguments of the paper's variants (``Koala(**kwargs)``)."""
+
+
+def koala_levels(scheduler: Koala) -> dict[str, tuple[str, ...]]:
+    """The menu levels KOALA's commands are targets of (:meth:`Koala.env_needs`).
+
+    Worst-Fit places a job in a cluster of its own choosing, at its requested size or the
+    largest it accepts there: ``req@*`` and ``fit@*`` (every cluster). Its malleability manager
+    hands out or reclaims processors by FPSMA or EGS, so a grow or shrink can end at any size:
+    exact-size levels ``n*``. Under PWA, processors held for a job waiting on shrinks leave the
+    others less than the cluster's idle nodes, so its starts need every size in every cluster
+    (``n*@*``).
+    """
+    approach = scheduler.config.approach
+    if approach == "none":
+        return {"start_levels": ("req@*", "fit@*")}
+    if approach == "pra":
+        return {"start_levels": ("req@*", "fit@*"), "expand_levels": ("n*",)}
+    return {"start_levels": ("n*@*",), "shrink_levels": ("n*",), "expand_levels": ("n*",)}

@@ -221,6 +221,23 @@ class MEBF(BaseScheduler):
         return model(size) / model(spec.nodes)
 
     # ------------------------------------------------------------------------------- pass
+    def env_needs(self) -> dict[str, Any]:
+        """Its setting's walltime rule and the menu levels its commands are targets of."""
+        return {**super().env_needs(), **mebf_levels(self)}
+
+    def env_refusal(self) -> str | None:
+        """MEBF ranked by a score: the env's ``ebf`` level reserves for another head."""
+        order = self.config.order
+        if order == "fcfs":
+            return None
+        # The env's "ebf" start level plans EASY's reservation for the submission-order head;
+        # MEBF ranked by a score reserves for its own head.
+        return (
+            f"MEBF with its queue ranked by {order} backfills behind its own head, and the "
+            "env's ebf level reserves for the submission-order head: run it on the engine "
+            f"(mebf-{order}, not mebf-{order}@env)"
+        )
+
     def setting(
         self, jobs: Sequence[JobSpec], config: SimConfig
     ) -> tuple[Sequence[JobSpec], SimConfig]:
@@ -447,3 +464,20 @@ class MEBF(BaseScheduler):
             started = True
             self.stats["backfills"] += 1
         return started
+
+
+def mebf_levels(scheduler: MEBF) -> dict[str, tuple[str, ...]]:
+    """The menu levels MEBF's commands are targets of (:meth:`MEBF.env_needs`).
+
+    Starts at the requested size (``req``) or, elastic jobs, the largest size that fits
+    (``fit``); backfills within the head's reservation (``ebf``); shrinks by its share factor
+    (``cut<f>``); expands to the largest size that fits (Handoff, Intensive: ``fit``) or by the
+    Spare ratio of the idle nodes (``spare<f>``).
+    """
+    cfg = scheduler.config
+    expand = f"spare{cfg.spare_ratio!r}" if cfg.policy == "spare" else "fit"
+    return {
+        "start_levels": ("req", "fit", "ebf"),
+        "shrink_levels": (f"cut{cfg.share_factor!r}",),
+        "expand_levels": (expand,),
+    }

@@ -117,6 +117,13 @@ class SDPolicy(BaseScheduler):
         self.model = RuntimeModel(self.config.runtime_model)
         self.reset()
 
+    def env_needs(self) -> dict[str, Any]:
+        """Its setting's walltime rule and, co-scheduling, the lend/co-schedule/reclaim entries."""
+        needs = super().env_needs()
+        if self.config.coschedule:
+            needs.update(sd_levels(self))
+        return needs
+
     def reset(self) -> None:
         """Forget the previous episode's co-scheduling state."""
         self.guests: dict[int, dict[int, np.ndarray]] = {}
@@ -312,3 +319,19 @@ SD_PRESETS: dict[str, dict[str, Any]] = {
     "sd-policy-static": {"coschedule": False},
 }
 """Registry names and keyword arguments of the paper's variants (``SDPolicy(**kwargs)``)."""
+
+
+def sd_levels(scheduler: SDPolicy) -> dict[str, Any]:
+    """The menu entries SD-Policy's co-scheduling needs (:meth:`SDPolicy.env_needs`).
+
+    Mates lend ``sharing_factor`` of their CPU (``lend_levels``); the guest starts at that share
+    on the lent CPU (``coschedule_levels``, ``coschedule_placement="packed"``); when a guest or a
+    mate ends, the other takes its CPU back (``reclaim``).
+    """
+    sf = scheduler.config.sharing_factor
+    return {
+        "coschedule_levels": (sf,),
+        "coschedule_placement": "packed",
+        "lend_levels": (sf,),
+        "reclaim": True,
+    }

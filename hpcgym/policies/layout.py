@@ -1,4 +1,4 @@
-"""The env's menu layout as agents see it (no torch here, so experts and guards stay light)."""
+"""The env's menu layout as policies see it: block name -> offset, slots, levels (no torch here)."""
 
 from __future__ import annotations
 

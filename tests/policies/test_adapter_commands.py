@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 import hpcgym  # noqa: F401
-from hpcgym.baselines.adapter import SKIPPED, NotExpressible, as_env_policy, rollout
 from hpcgym.baselines.base import BaseScheduler, largest_size
 from hpcgym.errors import CommandError
+from hpcgym.policies.adapted import SKIPPED, NotExpressible, as_env_policy, rollout
 from hpcgym.sim import JobKind, JobState, SimConfig, Simulator
 
 _MALLEABLE, _RUNNING = JobKind.MALLEABLE, JobState.RUNNING

@@ -18,9 +18,9 @@ import pytest
 
 import hpcgym  # noqa: F401
 from hpcgym.baselines import make, names
-from hpcgym.baselines.adapter import SETTING, NotExpressible, as_env_policy, rollout
 from hpcgym.envs.registration import PRESETS
 from hpcgym.errors import HpcGymError
+from hpcgym.policies.adapted import SETTING, NotExpressible, as_env_policy, rollout
 from hpcgym.sim import SimConfig
 
 WIDE = {"queue_slots": 128, "running_slots": 128}

@@ -14,7 +14,7 @@ from test_adapter import assert_same_schedule
 
 import hpcgym  # noqa: F401
 from hpcgym.baselines import make
-from hpcgym.baselines.adapter import NO_LEVEL, as_env_policy, mebf_levels, rollout
+from hpcgym.policies.adapted import NO_LEVEL, as_env_policy, mebf_levels, rollout
 
 MALLEABLE = "hpcgym/Malleable-v0"
 WIDE = {"n_jobs": 300, "queue_slots": 300, "running_slots": 128}

@@ -15,7 +15,7 @@ from test_adapter import _through_env, assert_same_schedule
 
 import hpcgym  # noqa: F401
 from hpcgym.baselines import make
-from hpcgym.baselines.adapter import NO_LEVEL, PLACEMENT, NotExpressible, koala_levels
+from hpcgym.policies.adapted import NO_LEVEL, PLACEMENT, NotExpressible, koala_levels
 
 MULTI = "hpcgym/MultiCluster-v0"
 MALLEABLE = "hpcgym/Malleable-v0"

@@ -15,7 +15,7 @@ import pytest
 
 import hpcgym  # noqa: F401
 from hpcgym.baselines import make, names
-from hpcgym.baselines.adapter import (
+from hpcgym.policies.adapted import (
     NO_LEVEL,
     NOT_IN_MENU,
     OUTSIDE_WINDOW,

@@ -6,11 +6,11 @@ import pandas as pd
 import pytest
 
 import hpcgym  # noqa: F401
-from hpcgym.baselines.adapter import NotExpressible
 from hpcgym.bench.episode import run_episode
 from hpcgym.bench.evaluate import evaluate
 from hpcgym.bench.policies import make_env_policy, policy_kind
 from hpcgym.errors import SpecError
+from hpcgym.policies.adapted import NotExpressible
 
 
 @pytest.mark.parametrize(
