@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hpcgym.agents.cards import load_engine_card
 from hpcgym.agents.lookahead import PlannerCard
-from hpcgym.agents.score import load_score
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.priority import PriorityReserve
 from hpcgym.baselines.rlsched_setting import CONFIG
@@ -44,7 +44,7 @@ def _play(task: tuple[int, str | None]) -> tuple[float, float]:
     w = load("synthetic/lublin-256-v0", seed=seed, n_jobs=1024, arrival_scale=0.83)
     sched: BaseScheduler = PriorityReserve("f1", True)
     if card is not None:
-        agent = load_score(card)
+        agent = load_engine_card(card)
         # A planner's futures come from its pool (lublin_256's train split): no job is shared
         # with a generated trace, so none is skipped.
         sched = (
@@ -77,7 +77,7 @@ def main() -> None:
         if not cards:
             raise SystemExit(f"error: {sweep} holds no s<k>/distilled.json or planner.json")
         for c in cards:
-            if not load_score(c).backfill:
+            if not load_engine_card(c).backfill:
                 raise SystemExit(f"error: {c} plays without backfilling; this check is with it")
         policies[Path(sweep).name] = list(cards)
     out = Path(args.out)

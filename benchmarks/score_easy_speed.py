@@ -18,7 +18,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hpcgym.agents.score import LinearEasy, load_score, ranked_by_features
+from hpcgym.agents.cards import load_engine_card
+from hpcgym.agents.score import LinearEasy, ranked_by_features
 from hpcgym.bench import scenarios
 from hpcgym.envs.episodes import episode_for
 from hpcgym.sim import Job, SimConfig, Simulator
@@ -38,7 +39,7 @@ def main() -> None:
     parser.add_argument("ranking", choices=("split", "matrix"))
     parser.add_argument("--episodes", type=int, default=40)
     args = parser.parse_args()
-    weights = load_score(AGENT).weights  # type: ignore[union-attr]
+    weights = load_engine_card(AGENT).weights  # type: ignore[union-attr]
     kwargs = {**scenarios.SYNLUBLIN_RIGID, "split": "train"}
     kind = LinearEasy if args.ranking == "split" else MatrixRanking
     total = 0.0

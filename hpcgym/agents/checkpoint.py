@@ -36,8 +36,9 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from hpcgym import atomic
 from hpcgym.agents.runrecord import error_line
-from hpcgym.agents.saved import AgentCard, save_agent, write_atomic
+from hpcgym.agents.saved import AgentCard, save_agent
 from hpcgym.agents.vec import MaskVecEnv
 from hpcgym.errors import SpecError
 
@@ -99,7 +100,7 @@ def save_checkpoint(model: Any, card: AgentCard, run_dir: Path, config: dict[str
     }
     buffer = io.BytesIO()
     torch.save(state, buffer)
-    write_atomic(folder / f"state_{steps}_steps.pt", buffer.getvalue())
+    atomic.write_bytes(folder / f"state_{steps}_steps.pt", buffer.getvalue())
     return steps
 
 

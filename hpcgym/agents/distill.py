@@ -48,10 +48,11 @@ from typing import Any
 import numpy as np
 
 from hpcgym._version import __version__
+from hpcgym.agents.card import Card
 from hpcgym.agents.lookahead import LookaheadReserve, cheapest
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.priority import PriorityReserve
-from hpcgym.envs.registration import check_env_id
+from hpcgym.cli_checks import whole
 from hpcgym.errors import SpecError
 from hpcgym.sim import Job, JobSpec, Platform, Simulator
 from hpcgym.sim.planning import shadow
@@ -483,13 +484,19 @@ def record(
 
 
 @dataclass(frozen=True)
-class DistilledCard:
+class DistilledCard(Card):
     """A distilled planner: its network, the preset it plays and how it was trained.
 
     ``members`` holds the networks whose scores are averaged (:func:`merge`), each as its
     layers ``[[weights, bias], ...]`` in nested lists of numbers (inputs along the weights'
     rows).
     """
+
+    kind = "distilled"
+    file_name = CARD
+    format = FORMAT
+    label = "a distilled planner card"
+    features = (*CANDIDATE_FEATURES, *STATE_FEATURES)
 
     env_id: str
     env_kwargs: dict[str, Any]
@@ -530,40 +537,19 @@ class DistilledCard:
         return json.dumps(body, indent=1, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str, where: str = "distilled card") -> DistilledCard:
-        """Read a card written by :meth:`to_json`.
+    def fields(cls, raw: dict[str, Any], where: str) -> dict[str, Any]:
+        """The networks and the candidates each choice scores."""
+        return {
+            "members": list(raw["members"]),
+            "candidates": whole(raw.get("candidates", 4), "candidates", 1),
+        }
 
-        Raises:
-            SpecError: Not such a card, or one of another feature set.
-        """
-        try:
-            raw = json.loads(text)
-            if raw.get("format") != FORMAT:
-                raise ValueError(f"format {raw.get('format')!r}, not {FORMAT!r}")
-            if list(raw["features"]) != [*CANDIDATE_FEATURES, *STATE_FEATURES]:
-                raise ValueError("its features are not this hpcgym's")
-            for k in ("candidates", "seed"):
-                v = raw.get(k, 0)
-                if not isinstance(v, int) or isinstance(v, bool):
-                    raise ValueError(f"{k} must be an integer, not {v!r}")
-            return cls(
-                env_id=check_env_id(raw["env_id"], where),
-                env_kwargs=dict(raw.get("env_kwargs") or {}),
-                members=list(raw["members"]),
-                candidates=int(raw.get("candidates", 4)),
-                seed=int(raw.get("seed", 0)),
-                training=dict(raw.get("training") or {}),
-                hpcgym_version=str(raw.get("hpcgym_version", "")),
-            )
-        except (
-            json.JSONDecodeError,
-            KeyError,
-            TypeError,
-            ValueError,
-            AttributeError,
-            SpecError,
-        ) as e:
-            raise SpecError(f"{where}: not a distilled planner card ({e})") from None
+    def scheduler_for(self, env_id: str, env_kwargs: dict[str, Any], where: str) -> BaseScheduler:
+        """A fresh scheduler for episodes of ``env_id`` (checked to be the card's mode)."""
+        from hpcgym.agents.score import check_mode
+
+        check_mode(self.env_id, self.env_kwargs, env_id, env_kwargs, where)
+        return self.scheduler()
 
 
 def _choices(

@@ -46,10 +46,10 @@ from typing import Any
 import numpy as np
 
 from hpcgym._version import __version__
+from hpcgym.agents.card import Card
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.priority import F1_SUBMIT_WEIGHT, MIN_TIME, PriorityReserve
 from hpcgym.cli_checks import whole
-from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 from hpcgym.sim import Job, JobSpec, SimConfig, Simulator
 from hpcgym.sim.planning import shadow
@@ -369,8 +369,13 @@ PLANNER_RANGES = {
 
 
 @dataclass(frozen=True)
-class PlannerCard:
+class PlannerCard(Card):
     """A planner agent: its settings, its pool and the preset it plays."""
+
+    kind = "planner"
+    file_name = CARD
+    format = FORMAT
+    label = "a planner card"
 
     env_id: str
     env_kwargs: dict[str, Any]
@@ -420,33 +425,23 @@ class PlannerCard:
         return json.dumps({"format": FORMAT, **asdict(self)}, indent=2, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str, where: str = "planner card") -> PlannerCard:
-        """Read a card written by :meth:`to_json`.
+    def fields(cls, raw: dict[str, Any], where: str) -> dict[str, Any]:
+        """The pool, the search's settings (each in its range) and the seed."""
+        names: tuple[str, ...] = ("candidates", "horizon", "samples", "seed")
+        ints: dict[str, Any] = {k: whole(raw[k], k, *PLANNER_RANGES[k]) for k in names if k in raw}
+        return {
+            "pool_workload": str(raw["pool_workload"]),
+            "pool_split": str(raw.get("pool_split", "train")),
+            "align": bool(raw.get("align", True)),
+            **ints,
+        }
 
-        Raises:
-            SpecError: Not such a card.
-        """
-        try:
-            raw = json.loads(text)
-            if raw.get("format") != FORMAT:
-                raise ValueError(f"format {raw.get('format')!r}, not {FORMAT!r}")
-            ints = {
-                k: whole(raw[k], k, *PLANNER_RANGES[k])
-                for k in ("candidates", "horizon", "samples", "seed")
-                if k in raw
-            }
-            return cls(
-                env_id=check_env_id(raw["env_id"], where),
-                env_kwargs=dict(raw.get("env_kwargs") or {}),
-                pool_workload=str(raw["pool_workload"]),
-                pool_split=str(raw.get("pool_split", "train")),
-                align=bool(raw.get("align", True)),
-                training=dict(raw.get("training") or {}),
-                hpcgym_version=str(raw.get("hpcgym_version", "")),
-                **ints,
-            )
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
-            raise SpecError(f"{where}: not a planner card ({e})") from None
+    def scheduler_for(self, env_id: str, env_kwargs: dict[str, Any], where: str) -> BaseScheduler:
+        """A fresh scheduler for episodes of ``env_id`` (checked to be the card's mode)."""
+        from hpcgym.agents.score import check_mode
+
+        check_mode(self.env_id, self.env_kwargs, env_id, env_kwargs, where)
+        return self.scheduler(env_kwargs)
 
 
 def write_planners(

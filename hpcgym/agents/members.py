@@ -22,13 +22,13 @@ def sweep_members(name: str | Path) -> list[tuple[int, Path]]:
     ``s<seed>`` are saved agents (the layout of ``hpcgym train --seeds ... --out DIR``) or
     score agents (``hpcgym search-score --seeds ... --out DIR``).
     """
+    from hpcgym.agents.cards import is_engine_agent
     from hpcgym.agents.saved import is_saved_agent
-    from hpcgym.agents.score import is_score_agent
 
     text = str(name)
     best = text.endswith(BEST)
     folder = Path(text.removesuffix(BEST))
-    if not folder.is_dir() or is_saved_agent(folder) or is_score_agent(folder):
+    if not folder.is_dir() or is_saved_agent(folder) or is_engine_agent(folder):
         return []
     members = []
     for child in folder.iterdir():
@@ -37,6 +37,6 @@ def sweep_members(name: str | Path) -> list[tuple[int, Path]]:
             continue
         if best and is_saved_agent(child / "best"):
             members.append((int(m.group(1)), child / "best"))
-        elif not best and (is_saved_agent(child) or is_score_agent(child)):
+        elif not best and (is_saved_agent(child) or is_engine_agent(child)):
             members.append((int(m.group(1)), child))
     return sorted(members)

@@ -56,10 +56,9 @@ from typing import Any
 import numpy as np
 
 from hpcgym._version import __version__
+from hpcgym.agents.card import Card
 from hpcgym.baselines.evolving.list_scheduling import VARIANTS, list_schedule, requested_ep
 from hpcgym.baselines.evolving.online import EvolvingListScheduler
-from hpcgym.cli_checks import whole
-from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 from hpcgym.sim import Job, JobSpec, Simulator
 
@@ -159,8 +158,14 @@ class LinearOrder(EvolvingListScheduler):
 
 
 @dataclass(frozen=True)
-class OrderCard:
+class OrderCard(Card):
     """An order agent: its weights, the variant it orders, the preset and its training."""
+
+    kind = "order"
+    file_name = CARD
+    format = FORMAT
+    label = "an order agent card"
+    features = FEATURES
 
     env_id: str
     env_kwargs: dict[str, Any]
@@ -193,30 +198,21 @@ class OrderCard:
         )
 
     @classmethod
-    def from_json(cls, text: str, where: str = "order card") -> OrderCard:
-        """Read a card written by :meth:`to_json`.
+    def fields(cls, raw: dict[str, Any], where: str) -> dict[str, Any]:
+        """The weights, by feature name, and the variant ordered."""
+        weights = raw["weights"]
+        return {
+            "weights": tuple(float(weights[f]) for f in FEATURES),
+            "variant": str(raw.get("variant", "infX")),
+        }
 
-        Raises:
-            SpecError: Not such a card, or one of another feature set.
-        """
-        try:
-            raw = json.loads(text)
-            if raw.get("format") != FORMAT:
-                raise ValueError(f"format {raw.get('format')!r}, not {FORMAT!r}")
-            if list(raw["features"]) != list(FEATURES):
-                raise ValueError("its features are not this hpcgym's")
-            weights = raw["weights"]
-            return cls(
-                env_id=check_env_id(raw["env_id"], where),
-                env_kwargs=dict(raw.get("env_kwargs") or {}),
-                weights=tuple(float(weights[f]) for f in FEATURES),
-                variant=str(raw.get("variant", "infX")),
-                seed=whole(raw.get("seed", 0), "seed"),
-                training=dict(raw.get("training") or {}),
-                hpcgym_version=str(raw.get("hpcgym_version", "")),
+    def scheduler_for(self, env_id: str, env_kwargs: dict[str, Any], where: str) -> LinearOrder:
+        """A fresh scheduler for episodes of ``env_id`` (the card's preset only)."""
+        if env_id != self.env_id:
+            raise SpecError(
+                f"{where} orders evolving jobs ({self.env_id}); this scenario is {env_id}"
             )
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
-            raise SpecError(f"{where}: not an order agent card ({e})") from None
+        return self.scheduler()
 
 
 # --- search -----------------------------------------------------------------------------

@@ -29,8 +29,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from hpcgym import atomic
 from hpcgym._version import __version__
-from hpcgym.agents.saved import write_atomic
 from hpcgym.errors import SpecError
 from hpcgym.folder_lock import exclusive
 from hpcgym.provenance import git_commit, machine, now_utc, versions
@@ -146,7 +146,7 @@ class RunRecord:
             self.close(status, None, line)
 
     def _write(self) -> None:
-        write_atomic(self.path, json.dumps(self.record, indent=2) + "\n")
+        atomic.write_text(self.path, json.dumps(self.record, indent=2) + "\n")
 
 
 def read_run_record(path: Path) -> dict[str, Any]:

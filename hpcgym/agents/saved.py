@@ -23,9 +23,9 @@ from typing import Any
 
 from hpcgym import atomic
 from hpcgym._version import __version__
+from hpcgym.agents.card import Card
 from hpcgym.agents.decode import check_decode
 from hpcgym.cli_checks import read_text_file, whole
-from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 
 ALGORITHMS = ("maskable_ppo", "ppo", "a2c", "dqn")
@@ -151,8 +151,16 @@ def describe_space(space: Any) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------- the card
 @dataclass(frozen=True)
-class AgentCard:
-    """What a saved agent needs to be rebuilt and what produced it."""
+class AgentCard(Card):
+    """What a saved agent needs to be rebuilt and what produced it.
+
+    Its file is ``<stem>.json`` beside ``<stem>.safetensors`` (``agent.json`` in a run folder);
+    the ``format`` tag is written but not required, so cards of older ``agent.zip`` files read.
+    """
+
+    kind = "agent"
+    file_name = "agent.json"
+    label = "an agent card"
 
     algo: str
     env_id: str
@@ -180,27 +188,18 @@ class AgentCard:
         return json.dumps({"format": CARD_FORMAT, **asdict(self)}, indent=2, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str, where: str = "agent card") -> AgentCard:
-        """Read a card (this format or the older one of ``agent.zip`` files)."""
-        try:
-            raw = json.loads(text)
-            return cls(
-                algo=str(raw["algo"]),
-                env_id=check_env_id(raw["env_id"], where),
-                env_kwargs=dict(raw.get("env_kwargs") or {}),
-                seed=whole(raw.get("seed", 0), "seed"),
-                timesteps=whole(raw.get("timesteps", 0), "timesteps", 0, 2**63 - 1),
-                resize_budget=raw.get("resize_budget"),
-                policy=str(raw.get("policy", "")),
-                policy_kwargs=dict(raw.get("policy_kwargs") or {}),
-                observation_space=dict(raw.get("observation_space") or {}),
-                action_space=dict(raw.get("action_space") or {}),
-                hpcgym_version=str(raw.get("hpcgym_version", "")),
-                training=dict(raw.get("training") or {}),
-                decode=check_decode(raw.get("decode", "greedy")),
-            )
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
-            raise SpecError(f"{where}: not an agent card ({e})") from None
+    def fields(cls, raw: dict[str, Any], where: str) -> dict[str, Any]:
+        """The algorithm, network, spaces, budget and decoding (older ``agent.zip`` cards too)."""
+        return {
+            "algo": str(raw["algo"]),
+            "timesteps": whole(raw.get("timesteps", 0), "timesteps", 0, 2**63 - 1),
+            "resize_budget": raw.get("resize_budget"),
+            "policy": str(raw.get("policy", "")),
+            "policy_kwargs": dict(raw.get("policy_kwargs") or {}),
+            "observation_space": dict(raw.get("observation_space") or {}),
+            "action_space": dict(raw.get("action_space") or {}),
+            "decode": check_decode(raw.get("decode", "greedy")),
+        }
 
 
 def card_for(
@@ -257,11 +256,6 @@ def is_saved_agent(path: str | Path) -> bool:
     return (weights.is_file() and card.is_file()) or pickled_path(path).is_file()
 
 
-def write_atomic(path: Path, data: bytes | str) -> None:
-    """Write ``data`` (text as UTF-8) atomically, as :mod:`hpcgym.atomic` writes every output."""
-    atomic.write_bytes(path, data.encode("utf-8") if isinstance(data, str) else data)
-
-
 def unique_tensors(module: Any) -> dict[str, Any]:
     """The module's state, each tensor once, under its first name in sorted order.
 
@@ -297,8 +291,8 @@ def save_agent(model: Any, card: AgentCard, path: str | Path) -> Path:
     tag = json.dumps({"algo": card.algo, "format": CARD_FORMAT}, sort_keys=True)
     # Serialised in memory (the networks are small), then written as every output is: a full
     # disk is then an OutputError naming the file, not safetensors' own error type.
-    write_atomic(weights, save(unique_tensors(model.policy), metadata={"hpcgym": tag}))
-    write_atomic(card_path, card.to_json() + "\n")
+    atomic.write_bytes(weights, save(unique_tensors(model.policy), metadata={"hpcgym": tag}))
+    atomic.write_text(card_path, card.to_json() + "\n")
     return weights
 
 

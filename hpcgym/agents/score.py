@@ -41,23 +41,16 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from functools import cache
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from hpcgym._version import __version__
+from hpcgym.agents.card import Card
 from hpcgym.baselines.base import BaseScheduler, runtime_estimate
 from hpcgym.baselines.priority import EasyPriority, PriorityReserve
-from hpcgym.cli_checks import read_text_file, whole
-from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
 from hpcgym.sim import Job, Simulator
-
-if TYPE_CHECKING:
-    from hpcgym.agents.distill import DistilledCard
-    from hpcgym.agents.lookahead import PlannerCard
-    from hpcgym.agents.order import OrderCard
 
 FORMAT = "hpcgym-score/1"
 CARD = "score.json"
@@ -229,8 +222,14 @@ def _scheduler(weights: Sequence[float], mode: tuple[str, bool]) -> BaseSchedule
 
 
 @dataclass(frozen=True)
-class ScoreCard:
+class ScoreCard(Card):
     """A score agent: its weights, the preset it plays and how it was trained."""
+
+    kind = "score"
+    file_name = CARD
+    format = FORMAT
+    label = "a score agent card"
+    features = FEATURES
 
     env_id: str
     env_kwargs: dict[str, Any]
@@ -258,81 +257,39 @@ class ScoreCard:
         )
 
     @classmethod
-    def from_json(cls, text: str, where: str = "score card") -> ScoreCard:
-        """Read a card written by :meth:`to_json`.
+    def fields(cls, raw: dict[str, Any], where: str) -> dict[str, Any]:
+        """The weights, by feature name (the scale must be this hpcgym's)."""
+        if list(raw["scale"]) != list(SCALE):
+            raise ValueError("its features or scale are not this hpcgym's")
+        weights = raw["weights"]
+        return {"weights": tuple(float(weights[f]) for f in FEATURES)}
 
-        Raises:
-            SpecError: Not such a card, or one of another feature set.
-        """
-        try:
-            raw = json.loads(text)
-            if raw.get("format") != FORMAT:
-                raise ValueError(f"format {raw.get('format')!r}, not {FORMAT!r}")
-            if list(raw["features"]) != list(FEATURES) or list(raw["scale"]) != list(SCALE):
-                raise ValueError("its features or scale are not this hpcgym's")
-            weights = raw["weights"]
-            return cls(
-                env_id=check_env_id(raw["env_id"], where),
-                env_kwargs=dict(raw.get("env_kwargs") or {}),
-                weights=tuple(float(weights[f]) for f in FEATURES),
-                seed=whole(raw.get("seed", 0), "seed"),
-                training=dict(raw.get("training") or {}),
-                hpcgym_version=str(raw.get("hpcgym_version", "")),
-            )
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
-            raise SpecError(f"{where}: not a score agent card ({e})") from None
+    def scheduler_for(self, env_id: str, env_kwargs: dict[str, Any], where: str) -> BaseScheduler:
+        """A fresh scheduler for episodes of ``env_id`` (checked to be the card's mode)."""
+        check_mode(self.env_id, self.env_kwargs, env_id, env_kwargs, where)
+        return self.scheduler()
 
 
-PLANNER_CARD = "planner.json"
-"""The card of a planner agent (:mod:`hpcgym.agents.lookahead`): an engine agent benchmarked as
-score agents are."""
-DISTILLED_CARD = "distilled.json"
-"""The card of a distilled planner (:mod:`hpcgym.agents.distill`): likewise."""
-ORDER_CARD = "order.json"
-"""The card of an order agent for evolving jobs (:mod:`hpcgym.agents.order`): likewise."""
-ENGINE_CARDS = (CARD, PLANNER_CARD, DISTILLED_CARD, ORDER_CARD)
-"""The cards of the agents that play on the bare engine (a folder holds one of them)."""
-
-
-def card_path(path: str | Path) -> Path:
-    """The card of a score, planner or distilled agent given as its folder or its card file."""
-    p = Path(path)
-    if not p.is_dir():
-        return p
-    for name in (PLANNER_CARD, DISTILLED_CARD, ORDER_CARD):
-        if (p / name).is_file():
-            return p / name
-    return p / CARD
-
-
-def is_score_agent(path: str | Path) -> bool:
-    """Whether ``path`` (a folder or a card file) holds an engine agent's card (score, ...)."""
-    p = card_path(path)
-    return p.name in ENGINE_CARDS and p.is_file()
-
-
-def load_score(path: str | Path) -> ScoreCard | PlannerCard | DistilledCard | OrderCard:
-    """The score agent (:class:`ScoreCard`), planner, distilled planner or order agent at ``path``.
+def check_mode(
+    env_id: str, env_kwargs: dict[str, Any], other_id: str, other_kwargs: dict[str, Any], where: str
+) -> None:
+    """Refuse to play an agent trained in one mode on episodes of another.
 
     Raises:
-        SpecError: No card there (``path`` is a folder or a card file), or not a valid one.
+        SpecError: Reserve with or without backfilling, or EASY order, differ.
     """
-    p = card_path(path)
-    if not p.is_file():
-        raise SpecError(f"no score agent at {path} (no {CARD}); train one with hpcgym search-score")
-    if p.name == PLANNER_CARD:
-        from hpcgym.agents.lookahead import PlannerCard
+    mine = score_mode(env_id, env_kwargs)
+    theirs = score_mode(other_id, other_kwargs)
+    if mine != theirs:
+        raise SpecError(
+            f"{where} was trained in {_mode_text(mine)}; this scenario plays {_mode_text(theirs)}"
+        )
 
-        return PlannerCard.from_json(read_text_file(p, "an agent card"), str(p))
-    if p.name == DISTILLED_CARD:
-        from hpcgym.agents.distill import DistilledCard
 
-        return DistilledCard.from_json(read_text_file(p, "an agent card"), str(p))
-    if p.name == ORDER_CARD:
-        from hpcgym.agents.order import OrderCard
-
-        return OrderCard.from_json(read_text_file(p, "an agent card"), str(p))
-    return ScoreCard.from_json(read_text_file(p, "an agent card"), str(p))
+def _mode_text(mode: tuple[str, bool]) -> str:
+    if mode[0] == "reserve":
+        return "reserve mode " + ("with" if mode[1] else "without") + " backfilling"
+    return "EASY order"
 
 
 # --- search -----------------------------------------------------------------------------

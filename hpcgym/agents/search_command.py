@@ -21,9 +21,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hpcgym import atomic
 from hpcgym.agents import order
+from hpcgym.agents.cards import is_engine_agent
 from hpcgym.agents.runrecord import RUN_JSON, RunRecord
-from hpcgym.agents.saved import write_atomic
 from hpcgym.agents.score import (
     CARD,
     EPISODES,
@@ -31,7 +32,6 @@ from hpcgym.agents.score import (
     OBJECTIVES,
     SIGMA,
     ScoreCard,
-    is_score_agent,
     search,
 )
 from hpcgym.cli_checks import at_least, env_kwargs_arg, known_env_id, writable_folder
@@ -47,7 +47,7 @@ def _prepare(folder: Path, overwrite: bool, resume: bool) -> bool:
     if not held:
         return True
     if resume:  # unfinished: search again; run.json keeps the stopped attempt's segment
-        return not is_score_agent(folder)
+        return not is_engine_agent(folder)
     if overwrite:
         for name in FILES:
             (folder / name).unlink(missing_ok=True)
@@ -108,9 +108,9 @@ def _search_one(
     writer = csv.DictWriter(text, ["generation", "best", "median", "best_so_far"])
     writer.writeheader()
     writer.writerows(curve)
-    write_atomic(folder / "search.csv", text.getvalue())
+    atomic.write_text(folder / "search.csv", text.getvalue())
     name = order.CARD if evolving else CARD
-    write_atomic(folder / name, card.to_json() + "\n")
+    atomic.write_text(folder / name, card.to_json() + "\n")
     record.close("finished", None)
     t = card.training
     against = (

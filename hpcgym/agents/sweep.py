@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from hpcgym import atomic
 from hpcgym.agents.train import TrainConfig, finished_run, train
 from hpcgym.errors import SpecError
 
@@ -130,7 +131,6 @@ def sweep_curves(folder: Path, title: str) -> list[Path]:
     import io
 
     from hpcgym.agents.members import sweep_members
-    from hpcgym.agents.saved import write_atomic
     from hpcgym.agents.validation import COLUMNS, set_objective_scale
 
     curves: dict[int, list[dict[str, str]]] = {}
@@ -148,7 +148,7 @@ def sweep_curves(folder: Path, title: str) -> list[Path]:
         for r in rows:
             writer.writerow({"seed": seed, **{c: r[c] for c in COLUMNS}})
     table = folder / "validation.csv"
-    write_atomic(table, buf.getvalue())
+    atomic.write_text(table, buf.getvalue())
 
     import matplotlib
 
@@ -177,5 +177,5 @@ def sweep_curves(folder: Path, title: str) -> list[Path]:
     fig.savefig(png, format="png", dpi=100)
     plt.close(fig)
     plot = folder / "learning_curves.png"
-    write_atomic(plot, png.getvalue())
+    atomic.write_bytes(plot, png.getvalue())
     return [table, plot]

@@ -47,9 +47,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from hpcgym import atomic
 from hpcgym.agents.decode import check_decode
 from hpcgym.agents.runrecord import RUN_JSON, RunRecord, last_segment, lock_run_folder
-from hpcgym.agents.saved import ALGORITHMS, AgentCard, card_for, save_agent, write_atomic
+from hpcgym.agents.saved import ALGORITHMS, AgentCard, card_for, save_agent
 from hpcgym.atomic import NO_ROOM
 from hpcgym.cli_checks import (
     at_least,
@@ -527,7 +528,7 @@ def _train_built(
         if cfg.pretrain:
             hp["pretrain"] = pretrain(model, cfg, hp["env_kwargs"])
         text = json.dumps(hp, indent=2, sort_keys=True) + "\n"
-        write_atomic(run_dir / "hyperparams.json", text)
+        atomic.write_text(run_dir / "hyperparams.json", text)
     record = RunRecord.open(run_dir, cfg.command, resumed_from, cfg.resume)
     try:
         result = _learn(cfg, model, venv, hp, card, config, resumed_from, announce)
@@ -636,7 +637,7 @@ def _learn(
         "env_cpu_fraction": round(result.env_cpu_seconds / cpu, 4) if cpu > 0 else 0.0,
         "threads": cfg.threads,
     }
-    write_atomic(run_dir / "timing.json", json.dumps(timing, indent=2) + "\n")
+    atomic.write_text(run_dir / "timing.json", json.dumps(timing, indent=2) + "\n")
     return result
 
 

@@ -28,8 +28,9 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from hpcgym import atomic
 from hpcgym.agents.decode import agent_action, sample_rng
-from hpcgym.agents.saved import AgentCard, save_agent, write_atomic
+from hpcgym.agents.saved import AgentCard, save_agent
 from hpcgym.policies.layout import menu_blocks
 
 VALIDATION_SEEDS = 30_000
@@ -148,7 +149,7 @@ class ValidationCallback(BaseCallback):
         writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(self.rows)
-        write_atomic(self.csv, buf.getvalue())
+        atomic.write_text(self.csv, buf.getvalue())
         plot_curve(self.rows, self.run_dir / "learning_curve.png", self.env_id)
 
 
@@ -193,4 +194,4 @@ def plot_curve(rows: list[dict[str, Any]], path: Path, title: str) -> None:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
     plt.close(fig)
-    write_atomic(path, buf.getvalue())
+    atomic.write_bytes(path, buf.getvalue())

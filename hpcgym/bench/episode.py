@@ -41,7 +41,6 @@ from hpcgym.bench.policies import ON_ENV, make_env_policy, policy_kind
 from hpcgym.cli_checks import read_text_file
 from hpcgym.envs.episodes import env_config, episode_for
 from hpcgym.envs.render import GanttLog, render_gantt
-from hpcgym.errors import SpecError
 from hpcgym.sim import JobState, SimConfig, Simulator
 from hpcgym.sim.engine import EngineCore
 
@@ -211,38 +210,15 @@ def _run_engine(
 
 
 def score_scheduler(path: str, env_id: str, env_kwargs: dict[str, Any]) -> Any:
-    """The scheduler of the score agent at ``path``, checked to suit the episode's preset.
+    """The scheduler of the engine agent at ``path``, checked to suit the episode's preset.
 
     Raises:
         SpecError: The agent was trained in another mode (reserve with or without
             backfilling, or EASY order) than the preset's, or for another preset.
     """
-    from hpcgym.agents.lookahead import PlannerCard
-    from hpcgym.agents.order import OrderCard
-    from hpcgym.agents.score import load_score, score_mode
+    from hpcgym.agents.cards import load_engine_card
 
-    card = load_score(path)  # a ScoreCard, PlannerCard, DistilledCard or OrderCard
-    if isinstance(card, OrderCard):
-        if env_id != card.env_id:
-            raise SpecError(
-                f"{path} orders evolving jobs ({card.env_id}); this scenario is {env_id}"
-            )
-        return card.scheduler()
-    mine = score_mode(card.env_id, card.env_kwargs)
-    theirs = score_mode(env_id, env_kwargs)
-    if mine != theirs:
-        raise SpecError(
-            f"{path} was trained in {_mode_text(mine)}; this scenario plays {_mode_text(theirs)}"
-        )
-    if isinstance(card, PlannerCard):
-        return card.scheduler(env_kwargs)
-    return card.scheduler()
-
-
-def _mode_text(mode: tuple[str, bool]) -> str:
-    if mode[0] == "reserve":
-        return "reserve mode " + ("with" if mode[1] else "without") + " backfilling"
-    return "EASY order"
+    return load_engine_card(path).scheduler_for(env_id, env_kwargs, path)
 
 
 def _run_env(

@@ -72,12 +72,12 @@ def policy_kind(name: str) -> str:
     kind = base_kind(name)
     if kind is not None:
         return kind
+    from hpcgym.agents.cards import is_engine_agent
     from hpcgym.agents.saved import is_saved_agent
-    from hpcgym.agents.score import is_score_agent
 
     if is_saved_agent(name):
         return "agent"
-    if is_score_agent(name):
+    if is_engine_agent(name):
         return "score"
     if sweep_members(name):
         return "sweep"

@@ -68,9 +68,9 @@ def agents_info(policies: Sequence[str]) -> dict[str, Any]:
             expanded.append(p)
     for p in expanded:
         if policy_kind(p) == "score":
-            from hpcgym.agents.score import card_path as score_card
+            from hpcgym.agents.cards import engine_card_path
 
-            card_file = score_card(p)
+            card_file = engine_card_path(p)
             score = json.loads(card_file.read_text())
             out[p] = {"file": str(card_file.resolve()), "sha256": _sha256(card_file), "card": score}
             continue

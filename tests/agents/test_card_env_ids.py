@@ -17,11 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hpcgym.agents import load_agent
+from hpcgym.agents.cards import load_engine_card
 from hpcgym.agents.distill import DistilledCard
 from hpcgym.agents.lookahead import PlannerCard
 from hpcgym.agents.order import OrderCard
 from hpcgym.agents.saved import AgentCard
-from hpcgym.agents.score import ScoreCard, load_score
+from hpcgym.agents.score import ScoreCard
 from hpcgym.cli import main
 from hpcgym.envs.registration import PRESETS, check_env_id
 from hpcgym.errors import SpecError
@@ -82,7 +83,7 @@ def test_loading_a_crafted_agent_from_its_folder_imports_nothing(
         if cls is AgentCard:
             load_agent(name)
         else:
-            load_score(name)
+            load_engine_card(name)
     code = main(["evaluate", "--policy", name, "--episodes", "1"])
     assert code == 2
     assert not marker.exists() and "pwnmod" not in sys.modules

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import hpcgym.agents.distill as ds
+from hpcgym.agents.cards import load_engine_card
 from hpcgym.agents.distill import (
     WIDTH,
     DistilledCard,
@@ -21,7 +22,6 @@ from hpcgym.agents.distill import (
     fit,
 )
 from hpcgym.agents.lookahead import LookaheadReserve
-from hpcgym.agents.score import load_score
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.priority import PriorityReserve, f1_score
 from hpcgym.baselines.rlsched_setting import CONFIG
@@ -209,7 +209,7 @@ def test_a_card_round_trips_and_plays_through_the_benchmark(tmp_path: Path) -> N
     folder = tmp_path / "d"
     folder.mkdir()
     (folder / "distilled.json").write_text(_card(True).to_json())
-    card = load_score(folder)
+    card = load_engine_card(folder)
     assert isinstance(card, DistilledCard) and card.backfill and card.candidates == 4
     assert card == DistilledCard.from_json(card.to_json())
     sc = scenarios.get("rlsched-lublin-bf-v0")
@@ -255,7 +255,7 @@ def test_build_records_fits_resumes_and_never_overwrites(
     out = tmp_path / "distilled"
     argv = ["--out", str(out), "--seeds", "0", "--sequences", "2", "--length", "64"]
     ds.main([*argv, "--epochs", "2", "--workers", "1", "--backfill", "--members", "2"])
-    card = load_score(out / "s0")
+    card = load_engine_card(out / "s0")
     assert isinstance(card, DistilledCard) and card.backfill
     assert card.training["sequences"] == 2 and card.training["members"] == 2
     assert [r["choices"] > 10 for r in card.training["reports"]] == [True, True]
@@ -288,7 +288,7 @@ def test_dagger_rounds_record_where_the_networks_play(
     opts = ["--epochs", "2", "--workers", "1", "--backfill", "--members", "2"]
     ds.main([*argv, *opts, "--rounds", "2"])
     folder = out / "s0"
-    card = load_score(folder)
+    card = load_engine_card(folder)
     assert isinstance(card, DistilledCard)
     round0 = np.load(folder / "choices.npz")
     round1 = np.load(folder / "choices-r1.npz")

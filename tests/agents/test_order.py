@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import hpcgym  # noqa: F401
+from hpcgym.agents.cards import load_engine_card
 from hpcgym.agents.order import (
     ENV_ID,
     FEATURES,
@@ -25,7 +26,6 @@ from hpcgym.agents.order import (
     play,
     search,
 )
-from hpcgym.agents.score import load_score
 from hpcgym.baselines.evolving.online import EvolvingListScheduler
 from hpcgym.bench import scenarios
 from hpcgym.bench.command import run_bench
@@ -167,7 +167,7 @@ def test_cards_round_trip_and_refuse_what_they_cannot_play(tmp_path: Path) -> No
         with pytest.raises(SpecError, match="not an order agent card"):
             OrderCard.from_json(bad, "x.json")
     (tmp_path / "order.json").write_text(card.to_json())
-    assert load_score(tmp_path) == card
+    assert load_engine_card(tmp_path) == card
 
 
 def test_the_command_writes_the_agent_and_keeps_results(
@@ -178,7 +178,7 @@ def test_the_command_writes_the_agent_and_keeps_results(
     argv += ["--seeds", "0-1", "--workers", "1", "--out", str(out)]
     assert main(argv) == 0
     for seed in (0, 1):
-        card = load_score(out / f"s{seed}")
+        card = load_engine_card(out / f"s{seed}")
         assert isinstance(card, OrderCard) and card.seed == seed and card.variant == "infX"
         assert not (out / f"s{seed}" / "score.json").exists()
         curve = pd.read_csv(out / f"s{seed}" / "search.csv")

@@ -18,11 +18,12 @@ import pandas as pd
 import pytest
 
 import hpcgym  # noqa: F401
+from hpcgym.agents.cards import load_engine_card
 from hpcgym.agents.distill import DistilledCard
 from hpcgym.agents.lookahead import PlannerCard
 from hpcgym.agents.order import OrderCard
 from hpcgym.agents.saved import load_agent
-from hpcgym.agents.score import ScoreCard, load_score
+from hpcgym.agents.score import ScoreCard
 from hpcgym.bench import scenarios
 from hpcgym.bench.command import run_bench
 from hpcgym.bench.policies import policy_kind, sweep_members
@@ -70,7 +71,7 @@ def test_published_files_are_the_recorded_ones_and_load_safely(name: str) -> Non
         members = sweep_members(str(folder))
         assert [seed for seed, _ in members] == entry["seeds"]
         for seed, path in members:
-            agent = load_score(path)
+            agent = load_engine_card(path)
             assert (agent.env_id, agent.seed) == (entry["env_id"], seed)
             assert "split" not in agent.env_kwargs  # any split's episodes can be played
             assert isinstance(agent, CARDS[entry["kind"]])

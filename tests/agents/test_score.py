@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 
 import hpcgym  # noqa: F401
+from hpcgym.agents.cards import load_engine_card
 from hpcgym.agents.score import (
     F1_WEIGHTS,
     LinearEasy,
     LinearReserve,
     ScoreCard,
-    load_score,
     ranked_by_features,
     search,
 )
@@ -170,7 +170,7 @@ def test_cards_round_trip_and_refuse_what_they_cannot_play(tmp_path: Path) -> No
         with pytest.raises(SpecError, match="not a score agent card"):
             ScoreCard.from_json(bad, "x.json")
     with pytest.raises(SpecError, match="no score agent"):
-        load_score(tmp_path)
+        load_engine_card(tmp_path)
 
 
 def test_the_command_writes_the_agent_and_keeps_results(
@@ -181,7 +181,7 @@ def test_the_command_writes_the_agent_and_keeps_results(
     argv += ["--episodes", "3", "--seeds", "0-1", "--workers", "1", "--out", str(out)]
     assert main(argv) == 0
     for seed in (0, 1):
-        card = load_score(out / f"s{seed}")
+        card = load_engine_card(out / f"s{seed}")
         assert card.seed == seed and card.env_kwargs == EASY
         curve = pd.read_csv(out / f"s{seed}" / "search.csv")
         assert list(curve["generation"]) == [0, 1]
@@ -194,7 +194,7 @@ def test_the_command_writes_the_agent_and_keeps_results(
     assert main([*argv, "--resume"]) == 0
     assert "seed 0: finished before, kept" in capsys.readouterr().out
     assert (out / "s0" / "score.json").read_bytes() == before
-    assert load_score(out / "s1").seed == 1
+    assert load_engine_card(out / "s1").seed == 1
     segments = json.loads((out / "s1" / "run.json").read_text())["segments"]
     assert [s["command"][-1] for s in segments] == [str(out), "--resume"]  # both attempts
     assert main([*argv, "--overwrite"]) == 0
