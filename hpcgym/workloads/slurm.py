@@ -298,25 +298,25 @@ def _notes(jobs: list[_Job], steps: int, requeued: Counter[str], id_rule: str) -
     if never:
         by = ", ".join(f"{s} {c}" for s, c in sorted(never.items()))
         notes.append(
-            f"{sum(never.values())} jobs ended before they started ({by}): kept with run time "
+            f"{sum(never.values())} jobs ended before they started ({by}); kept with run time "
             "-1, so simulations skip them"
         )
     waiting = Counter(j.state for j in jobs if j.state in sv.UNFINISHED_STATES)
     if waiting:
         by = ", ".join(f"{s} {c}" for s, c in sorted(waiting.items()))
         notes.append(
-            f"{sum(waiting.values())} jobs had not ended when the dump was taken ({by}): kept "
+            f"{sum(waiting.values())} jobs had not ended when the dump was taken ({by}); kept "
             "with status -1 and run time -1, so simulations skip them"
         )
     if requeued:
         by = ", ".join(f"{s} {c}" for s, c in sorted(requeued.items()))
         notes.append(
-            f"{sum(requeued.values())} lines are earlier records of requeued jobs ({by}): not "
+            f"{sum(requeued.values())} lines are earlier records of requeued jobs ({by}); not "
             "records, the job's last line is"
         )
     limits = Counter(j.limit_word for j in jobs if j.limit is None and j.limit_word)
     for word, c in sorted(limits.items()):
-        notes.append(f"{c} jobs have Timelimit {word}: requested time -1 (unknown)")
+        notes.append(f"{c} jobs have Timelimit {word}; requested time -1 (unknown)")
     if id_rule == "file order":
         notes.append(
             "job numbers count the jobs in file order (the dump has array tasks or other "
@@ -371,7 +371,7 @@ def _header(
         return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
     what = "CPUs" if unit == "cpu" else "whole nodes"
-    how = "given" if machine_given else "the most the dump's jobs held at once: a lower bound"
+    how = "given" if machine_given else "the most the dump's jobs held at once, a lower bound"
     _, partitions = _numbering([j.partition for j in jobs])
     lines = [
         " Version: 2.2",
