@@ -162,19 +162,21 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         w = transforms.scale_load(w, args.load)
     if args.estimates is not None:
         w = transforms.estimates(w, args.estimates, seed=args.seed)
+    existed = Path(args.dest).exists()
     write_workload(w, args.dest, command=_command(args))
     print(format_stats(describe(w)))
     _print_skipped(w)
-    print(f"wrote {args.dest}")
+    print(cli_formats.wrote_message(args.dest, existed))
     return 0
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
     writable_file(args.dest)
     w = registry.load(args.name, args.seed, **_options(args.option))
+    existed = Path(args.dest).exists()
     write_workload(w, args.dest, command=_command(args))
     print(format_stats(describe(w)))
-    print(f"wrote {args.dest}")
+    print(cli_formats.wrote_message(args.dest, existed))
     return 0
 
 

@@ -39,7 +39,8 @@ def _check_paths(source: str, dest: str) -> None:
         raise HpcGymError(f"{dest} is the file being read; write to another file")
 
 
-def _wrote(dest: str, existed: bool) -> str:
+def wrote_message(dest: str, existed: bool) -> str:
+    """``wrote DEST``, or ``replaced DEST`` when a file was there before."""
     return f"{'replaced' if existed else 'wrote'} {dest}"
 
 
@@ -70,7 +71,7 @@ def _write_trace(trace: SwfTrace, dest: str, args: argparse.Namespace) -> Worklo
         write_swf(SwfTrace(header, trace.data, trace.lines, trace.path), dest)
     print(format_stats(describe(w)))
     print_skipped(w)
-    print(_wrote(dest, existed))
+    print(wrote_message(dest, existed))
     return w
 
 
@@ -110,7 +111,7 @@ def _cmd_export_batsim(args: argparse.Namespace) -> int:
     write_workload(w, args.dest, command=command_line(args), profile=args.profile, speed=args.speed)
     print(format_stats(describe(w)))
     print_skipped(w)
-    print(_wrote(args.dest, existed))
+    print(wrote_message(args.dest, existed))
     return 0
 
 

@@ -405,3 +405,15 @@ def test_cli_refuses_to_write_over_its_input(
     assert main(["workloads", "import", "slurm", str(p), str(p)]) == 2
     assert "is the file being read" in capsys.readouterr().err
     assert p.read_bytes() == SAMPLE.read_bytes()
+
+
+def test_an_env_plays_a_sacct_dump() -> None:
+    import gymnasium as gym
+
+    import hpcgym  # noqa: F401  (registers the envs)
+
+    env = gym.make("hpcgym/Rigid-v0", workload=str(SAMPLE), n_jobs=8)
+    env.reset(seed=0)
+    episode = env.unwrapped._episode  # type: ignore[attr-defined]
+    assert episode.platform.total_nodes == 104 and len(episode.jobs) == 8
+    env.close()
