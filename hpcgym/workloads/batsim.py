@@ -31,7 +31,7 @@ import numpy as np
 
 from hpcgym.atomic import write_bytes
 from hpcgym.errors import WorkloadError
-from hpcgym.workloads.header import SwfHeader
+from hpcgym.workloads.header import MAX_MACHINE_UNITS, SwfHeader
 from hpcgym.workloads.swf import COL, FIELDS, N_FIELDS, ParseReport, SwfTrace
 from hpcgym.workloads.swf_input import read_limited
 
@@ -246,8 +246,15 @@ def _load(path: Path, max_bytes: int | None) -> dict[str, Any]:
     if not isinstance(document.get("profiles"), dict):
         raise WorkloadError(f"{path}: not a Batsim workload (no 'profiles' object)")
     nb_res = document.get("nb_res")
-    if isinstance(nb_res, bool) or not isinstance(nb_res, int) or nb_res < 1:
-        raise WorkloadError(f"{path}: nb_res is {nb_res!r}; it must be a whole number >= 1")
+    if (
+        isinstance(nb_res, bool)
+        or not isinstance(nb_res, int)
+        or not 1 <= nb_res <= MAX_MACHINE_UNITS
+    ):
+        raise WorkloadError(
+            f"{path}: nb_res is {nb_res!r}; it must be a whole number from 1 to "
+            f"{MAX_MACHINE_UNITS:,} (the largest platform hpcgym simulates)"
+        )
     return document
 
 

@@ -140,6 +140,12 @@ def _machine_units(
     header = trace.header
     _check_header(trace)
     if allocation == "processor":
+        if header.max_procs and header.max_procs > MAX_MACHINE_UNITS:
+            raise WorkloadError(
+                f"{trace.path}: header MaxProcs {header.max_procs:,} is more than the "
+                f"{MAX_MACHINE_UNITS:,} processors hpcgym simulates. Fix the header, or pass "
+                "allocation='node'."
+            )
         if header.max_procs:
             return header.max_procs, f"header MaxProcs {header.max_procs}"
         if header.max_nodes:
@@ -157,6 +163,12 @@ def _machine_units(
             "(platform=Platform.single(N) for N processors), or pass allocation='node', which "
             "sizes the machine by its largest job."
         )
+    for key, value in (("MaxProcs", header.max_procs), ("MaxNodes", header.max_nodes)):
+        if value and value > MAX_MACHINE_UNITS * (ppn if key == "MaxProcs" else 1):
+            raise WorkloadError(
+                f"{trace.path}: header {key} {value:,} makes more than the "
+                f"{MAX_MACHINE_UNITS:,} nodes hpcgym simulates. Fix the header."
+            )
     if header.max_procs:
         size = header.max_procs // ppn
         if size < 1:

@@ -65,7 +65,7 @@ import numpy as np
 
 from hpcgym.errors import WorkloadError
 from hpcgym.workloads import slurm_values as sv
-from hpcgym.workloads.header import SwfHeader
+from hpcgym.workloads.header import MAX_MACHINE_UNITS, SwfHeader
 from hpcgym.workloads.swf import COL, N_FIELDS, LineProblem, ParseReport, SwfTrace
 from hpcgym.workloads.swf_input import read_limited
 
@@ -186,9 +186,16 @@ def _job(number: int, fields: list[str], cols: dict[str, int], tz: tzinfo, unit:
 
     def num(key: str, name: str) -> float | None:
         try:
-            return sv.count(_value(fields, cols, key))
+            value = sv.count(_value(fields, cols, key))
         except ValueError as e:
             raise _LineError(name, str(e)) from None
+        if value is not None and value > MAX_MACHINE_UNITS:
+            raise _LineError(
+                name,
+                f"{value:.0f} is more than the {MAX_MACHINE_UNITS:,} CPUs or nodes hpcgym "
+                "simulates",
+            )
+        return value
 
     try:
         state = sv.state_word(_value(fields, cols, "state"))
@@ -479,8 +486,13 @@ def read_sacct(
     """
     if unit not in UNITS:
         raise WorkloadError(f"unit must be 'cpu' or 'node', got {unit!r}")
-    if machine is not None and (isinstance(machine, bool) or machine < 1):
-        raise WorkloadError(f"the machine size must be a whole number >= 1, got {machine!r}")
+    if machine is not None and (
+        isinstance(machine, bool) or machine < 1 or machine > MAX_MACHINE_UNITS
+    ):
+        raise WorkloadError(
+            f"the machine size must be a whole number from 1 to {MAX_MACHINE_UNITS:,} (the "
+            f"largest hpcgym simulates), got {machine!r}"
+        )
     if not delimiter:
         raise WorkloadError("the delimiter must not be empty (sacct's default is '|')")
     tz = sv.zone(timezone_name)
@@ -531,6 +543,12 @@ def read_sacct(
     sizes = np.where(data[:, COL["alloc_procs"]] > 0, data[:, COL["alloc_procs"]], 0.0)
     sizes = np.maximum(sizes, np.maximum(data[:, COL["req_procs"]], 0.0))
     size = machine if machine is not None else _peak(jobs, sizes)
+    if size > MAX_MACHINE_UNITS:
+        raise WorkloadError(
+            f"{p}: the dump's jobs held {size:,} {'CPUs' if unit == 'cpu' else 'nodes'} at once, "
+            f"more than the {MAX_MACHINE_UNITS:,} hpcgym simulates; read a shorter period, or "
+            "in whole nodes (--unit node)"
+        )
     notes = _notes(jobs, steps, requeued, id_rule)
     header = _header(p, jobs, size, machine is not None, unit, t0, timezone_name, notes)
     report = ParseReport(

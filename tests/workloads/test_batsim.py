@@ -221,3 +221,12 @@ def test_cli_export_import_and_simulate(
     assert "is a .json file" in capsys.readouterr().err
     assert main(["workloads", "convert", "jobs.swf", "conv.json", "--first", "5"]) == 0
     assert len(json.loads(Path("conv.json").read_text())["jobs"]) == 5
+
+
+def test_a_platform_beyond_what_hpcgym_simulates_is_refused(tmp_path: Path) -> None:
+    doc = json.loads(json.dumps(FOREIGN))
+    doc["nb_res"] = 2**40
+    p = tmp_path / "huge.json"
+    p.write_text(json.dumps(doc))
+    with pytest.raises(WorkloadError, match="nb_res is 1099511627776"):
+        read_batsim(p, speed=1e9)

@@ -417,3 +417,14 @@ def test_an_env_plays_a_sacct_dump() -> None:
     episode = env.unwrapped._episode  # type: ignore[attr-defined]
     assert episode.platform.total_nodes == 104 and len(episode.jobs) == 8
     env.close()
+
+
+def test_sizes_beyond_what_hpcgym_simulates_are_refused(tmp_path: Path) -> None:
+    huge = GOOD.replace("|1|1|4", "|1|1|1000000000000")
+    with pytest.raises(WorkloadError, match=r"d.sacct:2: column NCPUS: 1000000000000 is more"):
+        read_sacct(_dump(tmp_path, huge))
+    with pytest.raises(WorkloadError, match="from 1 to 16,777,216"):
+        read_sacct(SAMPLE, machine=2**25)
+    many = [GOOD.replace("7|7", f"{k}|{k}").replace("|1|1|4", "|1|1|9000000") for k in (1, 2)]
+    with pytest.raises(WorkloadError, match="held 18,000,000 CPUs at once"):
+        read_sacct(_dump(tmp_path, *many, name="many.sacct"))
