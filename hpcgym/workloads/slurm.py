@@ -132,8 +132,11 @@ class _Job:
     partition: str
 
 
-def _columns(names: Sequence[str], path: str, line: int, unit: str) -> dict[str, int]:
-    """Column index of each column read, from the header names; an error if some are missing."""
+def _columns(names: Sequence[str], where: str, unit: str) -> dict[str, int]:
+    """Column index of each column read, from the header names; an error if some are missing.
+
+    ``where`` names the header line (``path:1``), or the columns given (``path: --fields``).
+    """
     lower = [n.strip().lower() for n in names]
     cols: dict[str, int] = {}
     for key, aliases in _ALIASES.items():
@@ -149,7 +152,7 @@ def _columns(names: Sequence[str], path: str, line: int, unit: str) -> dict[str,
         spell = {"jobid": "JobID", "cpus": "NCPUS", "nodes": "NNodes"}
         names_missing = ", ".join(spell.get(k, k.capitalize()) for k in missing)
         raise WorkloadError(
-            f"{path}:{line}: the dump has no {names_missing} column (it has "
+            f"{where}: the dump has no {names_missing} column (it has "
             f"{', '.join(n.strip() for n in names) or 'none'}); dump with "
             f"sacct --parsable2 --format={SACCT_FORMAT}"
         )
@@ -499,7 +502,8 @@ def read_sacct(
     p = Path(path)
     lines = _decode(read_limited(p, max_bytes), p)
     names, body_start, trailing = _header_line(lines, delimiter, fields, p)
-    cols = _columns(names, str(p), body_start, unit)
+    where = f"{p}: the columns given (--fields)" if fields is not None else f"{p}:{body_start}"
+    cols = _columns(names, where, unit)
     jobs: list[_Job] = []
     problems: list[LineProblem] = []
     steps = data_lines = 0

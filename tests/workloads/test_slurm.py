@@ -428,3 +428,10 @@ def test_sizes_beyond_what_hpcgym_simulates_are_refused(tmp_path: Path) -> None:
     many = [GOOD.replace("7|7", f"{k}|{k}").replace("|1|1|4", "|1|1|9000000") for k in (1, 2)]
     with pytest.raises(WorkloadError, match="held 18,000,000 CPUs at once"):
         read_sacct(_dump(tmp_path, *many, name="many.sacct"))
+
+
+def test_columns_given_without_a_required_one_are_named(tmp_path: Path) -> None:
+    p = tmp_path / "noheader.sacct"
+    p.write_text("7|COMPLETED\n")
+    with pytest.raises(WorkloadError, match=r"the columns given \(--fields\): the dump has no"):
+        read_sacct(p, fields=["JobID", "State"])
