@@ -26,7 +26,8 @@ The choices, where Slurm leaves room (``docs/workloads.md`` has the same list):
   ... in file order (the header says so).
 - **States** (:data:`~hpcgym.workloads.slurm_values.FINAL_STATES`): COMPLETED is status 1,
   CANCELLED 5, TIMEOUT, FAILED, NODE_FAIL, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE and PREEMPTED 0.
-  A job in one of them with a start time ran: its run time is kept. One without never ran
+  A job in one of them with a start time ran: its run time is kept. One without (or with no
+  CPU allocated, ``NCPUS`` 0, which older Slurm versions print with a start time) never ran
   (cancelled while it waited, mostly): it stays in the SWF with run time -1, so a simulation
   skips it and counts it; the notes count these jobs by state. A job still PENDING, RUNNING or
   SUSPENDED when the dump was taken has status -1 and run time -1 too. A REQUEUED or REVOKED
@@ -219,6 +220,8 @@ def _job(number: int, fields: list[str], cols: dict[str, int], tz: tzinfo, unit:
         raise _LineError("Start", "the job starts before it was submitted")
     if start is not None and end is not None and end < start:
         raise _LineError("End", "the job ends before it starts")
+    if start is not None and "cpus" in cols and num("cpus", "NCPUS") == 0:
+        start = None  # no CPU allocated: it never ran (older Slurm gives such jobs a Start)
     run: float | None = None
     if state in sv.FINAL_STATES and start is not None:
         run = elapsed if elapsed is not None else (end - start if end is not None else None)

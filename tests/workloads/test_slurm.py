@@ -435,3 +435,12 @@ def test_columns_given_without_a_required_one_are_named(tmp_path: Path) -> None:
     p.write_text("7|COMPLETED\n")
     with pytest.raises(WorkloadError, match=r"the columns given \(--fields\): the dump has no"):
         read_sacct(p, fields=["JobID", "State"])
+
+
+def test_a_job_with_no_cpu_allocated_never_ran(tmp_path: Path) -> None:
+    # Older Slurm prints a Start (= End) for a job cancelled while it waited; NCPUS is 0.
+    line = GOOD.replace("COMPLETED", "CANCELLED by 5").replace("|1|1|4", "|1|1|0")
+    trace = read_sacct(_dump(tmp_path, line))
+    row = trace.data[0]
+    assert (row[COL["run_time"]], row[COL["wait_time"]], row[COL["status"]]) == (-1, -1, 5)
+    assert "1 jobs ended before they started (CANCELLED 1)" in " ".join(trace.report.notes)  # type: ignore[union-attr]
