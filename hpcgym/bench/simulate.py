@@ -76,7 +76,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--workload",
         default="swf/lublin256-v0",
-        help="a workload set name, see hpcgym workloads list (default swf/lublin256-v0)",
+        help="a workload set name (see hpcgym workloads list) or a workload file: SWF, a sacct "
+        "--parsable2 dump (.sacct), a Batsim .json (default swf/lublin256-v0)",
     )
     p.add_argument(
         "--seed", type=int, default=0, help="seed of the workload set's draws (default 0)"

@@ -358,7 +358,8 @@ class EnvConfig:
         """Refuse arguments of the wrong type, saying what each expects (one line each)."""
         if not isinstance(self.workload, str):
             raise SpecError(
-                f"workload must be a set name or an SWF file path (a string), got "
+                f"workload must be a set name or the path of a workload file (SWF, a sacct dump, "
+                f"a Batsim JSON; a string), got "
                 f"{self.workload!r}; e.g. 'swf/lublin256-v0' (hpcgym workloads list)"
             )
         if not isinstance(self.workload_options, Mapping):

@@ -1,17 +1,15 @@
-"""``hpcgym workloads list|fetch|show|convert|generate``."""
+"""``hpcgym workloads list|fetch|show|convert|generate|import|export``."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
 from hpcgym.cli_checks import writable_file
 from hpcgym.errors import HpcGymError
-from hpcgym.workloads import catalog, registry, transforms
+from hpcgym.workloads import catalog, cli_formats, registry, transforms
 from hpcgym.workloads.convert import (
     ALLOCATIONS,
     BAD_LINE,
@@ -37,10 +35,7 @@ def _options(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
-def _command(args: argparse.Namespace) -> str:
-    """The command line that ran, for the written file's header."""
-    argv = getattr(args, "argv", None)
-    return shlex.join(["hpcgym", *(sys.argv[1:] if argv is None else argv)])
+_command = cli_formats.command_line
 
 
 def _load(
@@ -59,7 +54,7 @@ def _load(
     if target in registry.names():
         if reading:
             ws = registry.get(target)
-            where = f"the file: hpcgym workloads show {ws.file} " if ws.file else "an SWF file "
+            where = f"the file: hpcgym workloads show {ws.file} " if ws.file else "a workload file "
             raise HpcGymError(
                 f"{target} declares its unit ({ws.allocation}); --allocation and "
                 f"--procs-per-node apply to files: to see another unit, show {where}"
@@ -89,7 +84,10 @@ def _print_skipped(w: Workload) -> None:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    print("Workload sets (`hpcgym workloads show NAME`; an SWF file path works as a name too):")
+    print(
+        "Workload sets (`hpcgym workloads show NAME`; the path of an SWF file, a sacct dump "
+        "or a Batsim JSON workload works as a name too):"
+    )
     width = max(len(n) for n in registry.names())
     for name in registry.names():
         ws = registry.get(name)
@@ -164,19 +162,21 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         w = transforms.scale_load(w, args.load)
     if args.estimates is not None:
         w = transforms.estimates(w, args.estimates, seed=args.seed)
+    existed = Path(args.dest).exists()
     write_workload(w, args.dest, command=_command(args))
     print(format_stats(describe(w)))
     _print_skipped(w)
-    print(f"wrote {args.dest}")
+    print(cli_formats.wrote_message(args.dest, existed))
     return 0
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
     writable_file(args.dest)
     w = registry.load(args.name, args.seed, **_options(args.option))
+    existed = Path(args.dest).exists()
     write_workload(w, args.dest, command=_command(args))
     print(format_stats(describe(w)))
-    print(f"wrote {args.dest}")
+    print(cli_formats.wrote_message(args.dest, existed))
     return 0
 
 
@@ -186,10 +186,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = subparsers.add_parser(
         "workloads",
         help="list, inspect, convert and generate workloads (e.g. hpcgym workloads list)",
-        description="List, inspect, convert and generate workload sets and SWF files.",
+        description="List, inspect, convert and generate workload sets and SWF files; import "
+        "Slurm sacct dumps and Batsim workloads, export Batsim workloads.",
         epilog="examples:\n  hpcgym workloads list\n  hpcgym workloads show swf/kth-sp2-v0\n"
         "  hpcgym workloads convert trace.swf small.swf --first 1000\n"
-        "  hpcgym workloads generate elastic/sdsc-sp2-mebf-v0 mebf.swf.gz --seed 1",
+        "  hpcgym workloads generate elastic/sdsc-sp2-mebf-v0 mebf.swf.gz --seed 1\n"
+        "  hpcgym workloads import slurm jobs.sacct jobs.swf\n"
+        "  hpcgym workloads export batsim jobs.swf jobs.json",
         formatter_class=raw,
     )
     sub = p.add_subparsers(dest="workloads_command", required=True)
@@ -245,7 +248,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "  hpcgym workloads show trace.swf --lenient",
         formatter_class=raw,
     )
-    show.add_argument("target", help="a set name (see list) or an SWF file, e.g. swf/kth-sp2-v0")
+    show.add_argument(
+        "target",
+        help="a set name (see list) or a workload file (SWF, .sacct dump, Batsim .json), "
+        "e.g. swf/kth-sp2-v0",
+    )
     show.add_argument("--seed", type=int, default=0, help=seed_help)
     show.add_argument(
         "--option", action="append", default=[], metavar="KEY=VALUE", help=option_help
@@ -268,8 +275,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "  hpcgym workloads convert trace.swf.gz loaded.swf --load 0.9 --estimates exact",
         formatter_class=raw,
     )
-    conv.add_argument("source", help="the SWF file to read (.gz is read too)")
-    conv.add_argument("dest", help="the SWF file to write (.gz compresses)")
+    conv.add_argument(
+        "source", help="the workload file to read: SWF (.gz too), a .sacct dump, a Batsim .json"
+    )
+    conv.add_argument(
+        "dest", help="the SWF file to write (.gz compresses; .json writes a Batsim workload)"
+    )
     conv.add_argument(
         "--window",
         type=float,
@@ -314,3 +325,5 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     gen.add_argument("--seed", type=int, default=0, help=seed_help)
     gen.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help=option_help)
     gen.set_defaults(func=_cmd_generate)
+
+    cli_formats.register(sub)

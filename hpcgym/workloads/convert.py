@@ -27,6 +27,8 @@ from hpcgym._version import __version__
 from hpcgym.errors import SpecError, WorkloadError
 from hpcgym.sim.platform import Platform
 from hpcgym.sim.spec import JobSpec, rigid_specs, rigid_valid
+from hpcgym.workloads.batsim import batsim_document, write_batsim
+from hpcgym.workloads.formats import SUFFIXES, read_trace
 from hpcgym.workloads.header import HPCGYM_PREFIX, MAX_MACHINE_UNITS, SwfHeader
 from hpcgym.workloads.swf import (
     COL,
@@ -34,7 +36,6 @@ from hpcgym.workloads.swf import (
     INT64_LIMIT,
     N_FIELDS,
     SwfTrace,
-    read_swf,
     write_swf,
 )
 from hpcgym.workloads.workload import JsonValue, ProvenanceStep, Workload
@@ -139,6 +140,12 @@ def _machine_units(
     header = trace.header
     _check_header(trace)
     if allocation == "processor":
+        if header.max_procs and header.max_procs > MAX_MACHINE_UNITS:
+            raise WorkloadError(
+                f"{trace.path}: header MaxProcs {header.max_procs:,} is more than the "
+                f"{MAX_MACHINE_UNITS:,} processors hpcgym simulates. Fix the header, or pass "
+                "allocation='node'."
+            )
         if header.max_procs:
             return header.max_procs, f"header MaxProcs {header.max_procs}"
         if header.max_nodes:
@@ -156,6 +163,12 @@ def _machine_units(
             "(platform=Platform.single(N) for N processors), or pass allocation='node', which "
             "sizes the machine by its largest job."
         )
+    for key, value in (("MaxProcs", header.max_procs), ("MaxNodes", header.max_nodes)):
+        if value and value > MAX_MACHINE_UNITS * (ppn if key == "MaxProcs" else 1):
+            raise WorkloadError(
+                f"{trace.path}: header {key} {value:,} makes more than the "
+                f"{MAX_MACHINE_UNITS:,} nodes hpcgym simulates. Fix the header."
+            )
     if header.max_procs:
         size = header.max_procs // ppn
         if size < 1:
@@ -353,14 +366,18 @@ def read_workload(
     allocation: Allocation = DEFAULT_ALLOCATION,
     max_bytes: int | None = None,
 ) -> Workload:
-    """Read an SWF file into a workload (:func:`read_swf`, then :func:`trace_to_workload`).
+    """Read a workload file into a workload (its records, then :func:`trace_to_workload`).
+
+    SWF, a ``sacct --parsable2`` dump or a Batsim JSON workload, recognized by
+    :func:`hpcgym.workloads.formats.file_format` and read with that format's defaults
+    (:func:`hpcgym.workloads.formats.read_trace`).
 
     ``allocation`` is ``"processor"`` (default, as in SWF) or ``"node"`` (whole nodes of
     ``procs_per_node`` processors, rounded up); see :func:`trace_to_workload`. ``max_bytes``
-    bounds the text read (see :func:`read_swf`).
+    bounds the text read (see :func:`hpcgym.workloads.swf.read_swf`).
     """
     allocation = check_allocation(allocation)
-    trace = read_swf(path, strict=strict, max_bytes=max_bytes)
+    trace = read_trace(path, strict=strict, max_bytes=max_bytes)
     return trace_to_workload(trace, name=name, procs_per_node=procs_per_node, allocation=allocation)
 
 
@@ -416,15 +433,38 @@ def provenance_header(workload: Workload, command: str | None = None) -> SwfHead
     return base.with_entries(pairs)
 
 
-def write_workload(
-    workload: Workload, path: str | os.PathLike[str], *, command: str | None = None
-) -> Path:
-    """Write a workload as SWF, recording version, command, seed and provenance in the header.
+def is_batsim_path(path: str | os.PathLike[str]) -> bool:
+    """Whether a workload written to ``path`` is a Batsim JSON workload (its name ends .json)."""
+    return str(path).lower().endswith(SUFFIXES["batsim"][0])
 
-    Reading the file back with :func:`read_workload` gives the same rigid jobs (sizes, times,
-    estimates, users); elasticity annotations are re-made from the provenance (a named set and
-    its seed), since SWF has no field for them.
+
+def write_workload(
+    workload: Workload,
+    path: str | os.PathLike[str],
+    *,
+    command: str | None = None,
+    profile: str = "delay",
+    speed: float | None = None,
+) -> Path:
+    """Write a workload as SWF, or as a Batsim JSON workload when ``path`` ends in ``.json``.
+
+    The SWF header (kept in the JSON's ``hpcgym`` object) records version, command, seed and
+    provenance. Reading the file back with :func:`read_workload` gives the same rigid jobs
+    (sizes, times, estimates, users); elasticity annotations are re-made from the provenance (a
+    named set and its seed), since neither format has a field for them. ``profile`` and
+    ``speed`` choose the Batsim profiles (see :func:`hpcgym.workloads.batsim.batsim_document`).
     """
     trace = workload_to_trace(workload)
     header = provenance_header(workload, command)
-    return write_swf(SwfTrace(header, trace.data), path)
+    if not is_batsim_path(path):
+        return write_swf(SwfTrace(header, trace.data), path)
+    sizes = np.array([j.nodes for j in workload.jobs], dtype=np.int64)
+    document = batsim_document(
+        SwfTrace(header, trace.data, path=workload.name),
+        sizes,
+        workload.platform.total_nodes,
+        profile=profile,
+        speed=speed,
+        command=command,
+    )
+    return write_batsim(document, path)

@@ -8,7 +8,8 @@ sizes count, ``allocation``: ``"processor"`` (SWF's unit, the default) or ``"nod
 nodes, where the set's source or paper used them).
 
 Trace files are looked up by :func:`hpcgym.workloads.catalog.find`. Anywhere a set name is
-accepted, the path (or trace file name) of an SWF file works too: it loads as an ad-hoc set.
+accepted, the path (or trace file name) of a workload file works too (SWF, a sacct dump, a
+Batsim JSON workload): it loads as an ad-hoc set.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from hpcgym.errors import WorkloadError
 from hpcgym.workloads import catalog
 from hpcgym.workloads.convert import DEFAULT_ALLOCATION, Allocation, check_allocation
+from hpcgym.workloads.formats import FORMATS, SUFFIXES
 from hpcgym.workloads.workload import ProvenanceStep, Workload
 
 ENV_VAR = catalog.WORKLOADS_ENV
@@ -63,12 +65,13 @@ def resolve_file(file: str | Path) -> Path:
 
 
 def is_trace_path(name: str) -> bool:
-    """Whether ``name`` names an SWF file rather than a workload set.
+    """Whether ``name`` names a workload file rather than a workload set.
 
-    An existing file, or a name ending in ``.swf`` or ``.swf.gz`` (found as a path or in the
-    trace folders).
+    An existing file, or a name ending in ``.swf``, ``.sacct`` or ``.json`` (each also with
+    ``.gz``; found as a path or in the trace folders): SWF, a sacct dump, a Batsim workload.
     """
-    return name.endswith((".swf", ".swf.gz")) or Path(name).expanduser().is_file()
+    endings = tuple(e for fmt in FORMATS for e in SUFFIXES[fmt])
+    return name.lower().endswith(endings) or Path(name).expanduser().is_file()
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +137,7 @@ def register(ws: WorkloadSet) -> WorkloadSet:
 
 
 def get(name: str) -> WorkloadSet:
-    """The set called ``name``, or an ad-hoc set reading the SWF file ``name`` (a path)."""
+    """The set called ``name``, or an ad-hoc set reading the workload file ``name`` (a path)."""
     try:
         return _SETS[name]
     except KeyError:
@@ -142,7 +145,7 @@ def get(name: str) -> WorkloadSet:
             return _path_sets[0](name)
         raise WorkloadError(
             f"no workload set {name!r}; known sets: {', '.join(sorted(_SETS))} (or give the "
-            "path of an SWF file)"
+            "path of a workload file: SWF, a sacct --parsable2 dump or a Batsim JSON workload)"
         ) from None
 
 

@@ -96,7 +96,10 @@ def _trace_set(
 
 
 def file_set(path: str) -> WorkloadSet:
-    """An ad-hoc set over the SWF file ``path`` (a path, or a trace file name to look up).
+    """An ad-hoc set over the workload file ``path`` (a path, or a trace file name to look up).
+
+    SWF, a ``sacct --parsable2`` dump or a Batsim JSON workload (see
+    :mod:`hpcgym.workloads.formats`), read with that format's defaults.
 
     It takes the trace set options (``estimates``), ``allocation`` (``"processor"``, or
     ``"node"`` for whole nodes) and ``procs_per_node`` (``None``: from the header); the name is
@@ -111,7 +114,7 @@ def file_set(path: str) -> WorkloadSet:
         return _with_estimates(w, opts["estimates"], seed)
 
     options = {"estimates": "user", "procs_per_node": None, "allocation": DEFAULT_ALLOCATION}
-    return WorkloadSet(path, f"SWF file {path}", build, options, path)
+    return WorkloadSet(path, f"workload file {path}", build, options, path)
 
 
 register_path_sets(file_set)

@@ -94,7 +94,7 @@ def test_a_none_option_means_not_fixed():
     [
         ({"workload_options": "x"}, r"workload_options must be a mapping"),
         ({"workload_options": [("n_jobs", 3)]}, r"workload_options must be a mapping"),
-        ({"workload": 5}, r"workload must be a set name or an SWF file path"),
+        ({"workload": 5}, r"workload must be a set name or the path of a workload file"),
         ({"platform": []}, r"platform must be a non-empty list of node counts"),
         ({"platform": 5}, r"platform must be a non-empty list of node counts"),
         ({"platform": "ab"}, r"platform must be a non-empty list of node counts"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
+import numpy as np
 import pytest
 
 from hpcgym.envs.registration import ALLOCATION, PRESETS
@@ -11,8 +12,9 @@ from hpcgym.errors import WorkloadError
 from hpcgym.sim.platform import Platform
 from hpcgym.workloads import load, names, read_workload, registry
 from hpcgym.workloads.convert import ALLOCATIONS, DEFAULT_ALLOCATION, trace_to_workload
+from hpcgym.workloads.header import SwfHeader
 from hpcgym.workloads.stats import describe, format_stats, offered_load, unit_loads
-from hpcgym.workloads.swf import read_swf
+from hpcgym.workloads.swf import SwfTrace, read_swf
 
 # Four 8-processor nodes (32 processors). Jobs: 3, 8, 12 and 32 processors.
 FAT = """; Version: 2.2
@@ -205,3 +207,13 @@ def test_stats_table_names_the_unit_and_both_loads(fat):
 def test_unit_loads_is_none_once_sizes_change():
     assert unit_loads(load("swf/hpc2n-dfrs-v0")) is None
     assert unit_loads(load("synthetic/lublin-256-v0", n_jobs=50)) is None
+
+
+def test_a_header_made_in_memory_cannot_size_a_machine_beyond_the_limit() -> None:
+    """The file reader refuses such a header; one made in memory (an import) is refused too."""
+    row = [1, 0, 0, 10, 1, -1, -1, 1, -1, -1, 1, -1, -1, -1, -1, -1, -1, -1]
+    for line, allocation in ((" MaxProcs: 1000000000000", "processor"),
+                             (" MaxNodes: 1000000000000", "node")):  # fmt: skip
+        trace = SwfTrace(SwfHeader((line,)), np.array([row], dtype=float))
+        with pytest.raises(WorkloadError, match="hpcgym simulates"):
+            trace_to_workload(trace, allocation=allocation)  # type: ignore[arg-type]
