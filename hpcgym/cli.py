@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from hpcgym._version import __version__
@@ -18,6 +19,7 @@ EXAMPLES = """examples:
   hpcgym bench                      # the main job: train a small agent, rank it
   hpcgym train --env hpcgym/Malleable-v0 --timesteps 100000
   hpcgym search-score --env-kwargs '{"n_jobs": 256}' --out runs/score
+  hpcgym list presets               # what each registry holds (sets, scenarios, ...)
   hpcgym workloads list
   hpcgym papers mebf --quick        # a paper's reproduction check
 
@@ -27,7 +29,7 @@ Run hpcgym COMMAND --help for a command's options."""
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every command registered."""
     from hpcgym.agents import search_command, train
-    from hpcgym.bench import command, evaluate, simulate
+    from hpcgym.bench import command, evaluate, listing, simulate
     from hpcgym.bench.papers import command as papers_command
     from hpcgym.workloads import cli as workloads_cli
 
@@ -51,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     search_command.register(sub)
     workloads_cli.register(sub)
     papers_command.register(sub)
+    listing.register(sub)
     return parser
 
 
@@ -63,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
     except HpcGymError as e:
         print(f"hpcgym: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader left (``hpcgym list | head``): no traceback, and none at exit either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -127,8 +126,10 @@ def at_least(option: str, value: int | None, least: int) -> None:
 def writable_folder(folder: str | os.PathLike[str]) -> Path:
     """Check that ``folder`` can be created (with its parents) and written in.
 
-    Folders the check had to create are removed again, so a command refused later, for another
-    reason, leaves nothing behind; the command creates them when it writes.
+    Folders the check had to create are removed again while they are empty, so a command
+    refused later, for another reason, leaves nothing behind; the command creates them when it
+    writes. A folder that another process filled meanwhile (a training racing this one into the
+    same new run folder) is left as it is: the check never deletes what it did not write.
 
     Raises:
         OutputError: The folder cannot be created, or nothing can be written in it.
@@ -144,13 +145,24 @@ def writable_folder(folder: str | os.PathLike[str]) -> Path:
         with tempfile.NamedTemporaryFile(dir=p, prefix=".hpcgym-write-check-"):
             pass
         if created is not None:
-            shutil.rmtree(created)
+            _remove_empty(p, created)
     except OSError as e:
         raise OutputError(
             f"cannot write to the output folder {p}: {e.strerror or e}. Choose another folder "
             "(--out) or fix its permissions; nothing was run."
         ) from None
     return p
+
+
+def _remove_empty(deepest: Path, outermost: Path) -> None:
+    """Remove ``deepest`` and its parents up to ``outermost`` while each is empty."""
+    for folder in (deepest, *deepest.parents):
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (another process writes there), or gone
+            return
+        if folder == outermost:
+            return
 
 
 def writable_file(path: str | os.PathLike[str]) -> Path:

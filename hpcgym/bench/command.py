@@ -674,9 +674,9 @@ def _from_record(path: str) -> tuple[list[scenarios.Scenario], list[str] | None]
 def run(args: argparse.Namespace) -> int:
     """The ``bench`` command."""
     if args.list:
-        for name in scenarios.names():
-            sc = scenarios.get(name)
-            print(f"{name:<22} {sc.env_id:<24} {len(sc.seeds):>3} episodes  {sc.description}")
+        from hpcgym.bench.listing import LISTERS, name_table
+
+        print(name_table(LISTERS["scenarios"](), indent=0))
         return 0
     argv = list(args.argv) if args.argv is not None else sys.argv[1:]
     at_least("--workers", args.workers, 1)

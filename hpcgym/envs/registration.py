@@ -136,6 +136,27 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 """Keyword arguments of every preset id."""
 
+PRESET_SUMMARIES: dict[str, str] = {
+    "hpcgym/Rigid-v0": "rigid jobs of the Lublin model trace (RLScheduler's lublin_256) on 256 "
+    "nodes, 256-job episodes; reward: mean bounded slowdown",
+    "hpcgym/Malleable-v0": "SDSC SP2 with 60% malleable jobs (MEBF's setting) on 128 nodes, "
+    "start/shrink/expand levels, 256-job episodes; reward: mean bounded slowdown (gameable by "
+    "starting jobs small: use v1)",
+    "hpcgym/Malleable-v1": "Malleable-v0 judged honestly: the whole SDSC SP2 trace, no walltime "
+    "kills; reward: mean bounded stretch",
+    "hpcgym/Evolving-v0": "Klein-Perez evolving applications on 75 nodes, one generated test "
+    "case per episode, grants of their requests; reward: makespan",
+    "hpcgym/Shared-v0": "DFRS / SD-Policy setting: quad-core nodes shared by fractional CPU needs "
+    "and memory, co-scheduling, suspend/resume; reward: mean bounded slowdown (gameable: use v1)",
+    "hpcgym/Shared-v1": "Shared-v0 judged honestly: a fresh generated trace per episode; reward: "
+    "mean bounded stretch",
+    "hpcgym/MultiCluster-v0": "KOALA setting: a malleable GADGET-2/FT mix on the five DAS-3 "
+    "clusters; reward: mean bounded slowdown (1.00 under every policy: use v1)",
+    "hpcgym/MultiCluster-v1": "MultiCluster-v0 judged honestly: a fresh generated mix per "
+    "episode; reward: mean bounded stretch",
+}
+"""One line per preset (``hpcgym list presets``): its jobs, machine, actions and reward."""
+
 ALLOCATION: dict[str, str] = {
     "hpcgym/Rigid-v0": "processor",
     "hpcgym/Malleable-v0": "processor",

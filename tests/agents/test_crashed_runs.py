@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import sys
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -199,6 +200,7 @@ def _race(barrier: object, argv: list[str], log: str) -> None:
         try:
             code = main(argv)
         except BaseException as e:
+            traceback.print_exc(file=f)  # the log says where, if this ever fails again
             print(f"raised {e!r}", file=f)
             code = 99
         f.flush()
@@ -224,7 +226,8 @@ def test_two_trainings_into_one_folder_exactly_one_proceeds(
         p.join(600)
     codes = [p.exitcode for p in procs]
     texts = [Path(log).read_text() for log in logs]
-    assert sorted(codes) == [0, 2], (codes, texts)  # type: ignore[type-var]
+    if sorted(codes) != [0, 2]:  # type: ignore[type-var]
+        pytest.fail(f"exit codes {codes}; the logs:\n" + "\n---\n".join(texts))
     loser = texts[codes.index(2)]
     assert "hpcgym: error: " in loser and str(folder) in loser and "Traceback" not in loser
     (segment,) = json.loads((folder / "run.json").read_text())["segments"]

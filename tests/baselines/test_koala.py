@@ -14,7 +14,7 @@ from hpcgym.baselines.koala.policies import (
     shrink,
     shrinkable,
 )
-from hpcgym.baselines.koala.scheduler import KOALA_PRESETS, Koala, KoalaConfig
+from hpcgym.baselines.koala.scheduler import KOALA_VARIANTS, Koala, KoalaConfig
 from hpcgym.errors import SpecError
 from hpcgym.sim import FixedCost, JobKind, JobSpec, JobState, Platform, Simulator, SizeRule
 from hpcgym.workloads.koala import FT, GADGET2
@@ -228,7 +228,7 @@ def test_config_validation_and_presets() -> None:
             KoalaConfig(**bad)
     with pytest.raises(ValueError):
         KoalaConfig(policy="equipartition")
-    for kwargs in KOALA_PRESETS.values():
+    for kwargs in KOALA_VARIANTS.values():
         Koala(**kwargs)
 
 

@@ -14,7 +14,7 @@ from hpcgym.baselines.sdpolicy.runtime import (
     predicted_end,
     runtime_increase,
 )
-from hpcgym.baselines.sdpolicy.scheduler import SD_PRESETS, SDPolicy, SDPolicyConfig
+from hpcgym.baselines.sdpolicy.scheduler import SD_VARIANTS, SDPolicy, SDPolicyConfig
 from hpcgym.errors import SpecError, WorkloadError
 from hpcgym.sim import JobKind, JobSpec, Platform, SimConfig, Simulator
 
@@ -218,7 +218,7 @@ def test_config_validation_and_presets() -> None:
     ):
         with pytest.raises(SpecError):
             SDPolicyConfig(**bad)
-    for kwargs in SD_PRESETS.values():
+    for kwargs in SD_VARIANTS.values():
         SDPolicy(**kwargs)
     with pytest.raises(SpecError):
         Simulator(Platform.multi([2, 2]), [mall(1, 0, 10, 2)]).run(SDPolicy())

@@ -108,6 +108,26 @@ def test_the_folder_check_leaves_nothing_behind(tmp_path):
     assert (tmp_path / "kept").is_dir() and not list((tmp_path / "kept").iterdir())
 
 
+def test_the_folder_check_never_deletes_what_another_process_wrote(tmp_path, monkeypatch):
+    """Two trainings raced into one new run folder: the loser's check removed the folder it had
+    created, with the files the winner had written meanwhile (seen failing before the fix)."""
+    import tempfile
+
+    from hpcgym.cli_checks import writable_folder
+
+    target = tmp_path / "runs" / "run"
+    real = tempfile.NamedTemporaryFile
+
+    def racing(*args, **kwargs):
+        (target / "run.json").write_text("{}")  # the other process, while this one checks
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "NamedTemporaryFile", racing)
+    writable_folder(target)
+    assert (target / "run.json").read_text() == "{}"
+    assert not [p for p in target.iterdir() if p.name.startswith(".hpcgym-write-check")]
+
+
 # Issue 39, L4: these ended in tracebacks (exit 1) before; seen failing before the fix.
 @pytest.mark.parametrize(
     ("argv", "words"),

@@ -109,7 +109,7 @@ def test_sdpolicy_ablation_combines_runs_by_start_day() -> None:
     assert ratios.loc[3, "slowdown"] == pytest.approx(0.4)
     assert ratios.loc[6, "guests"] == pytest.approx(10.0)
     text = ablation_report(df)
-    assert "6 windows of 6 days starting every 1 days" in text
+    assert "6 windows of 6 days starting every 1 day" in text
     assert "disjoint windows only (starts 0, 6)" in text
 
 
@@ -253,3 +253,12 @@ def test_long_checks_show_progress_at_every_tenth(
     assert lines[-1].startswith("hpcgym papers: 25/25 simulations")
     counts = [int(line.split()[2].split("/")[0]) for line in lines]
     assert counts == sorted(counts) and len(set(counts)) == len(counts)
+
+
+def test_table_headings_count_days_in_the_right_number():
+    from hpcgym.bench.papers.sdpolicy import _days
+
+    assert _days(1) == "1 day"
+    assert _days(1.0) == "1 day"
+    assert _days(2) == "2 days"
+    assert _days(0.5) == "0.5 days"

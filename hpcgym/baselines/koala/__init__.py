@@ -7,6 +7,6 @@ Docs: ``docs/baselines-sdpolicy-koala.md``; the paper check: ``docs/papers-sdpol
 """
 
 from hpcgym.baselines.koala.policies import Policy
-from hpcgym.baselines.koala.scheduler import KOALA_PRESETS, Koala, KoalaConfig
+from hpcgym.baselines.koala.scheduler import KOALA_PRESETS, KOALA_VARIANTS, Koala, KoalaConfig
 
-__all__ = ["KOALA_PRESETS", "Koala", "KoalaConfig", "Policy"]
+__all__ = ["KOALA_PRESETS", "KOALA_VARIANTS", "Koala", "KoalaConfig", "Policy"]

@@ -310,7 +310,7 @@ class Koala(BaseScheduler):
         self._grow(sim)
 
 
-KOALA_PRESETS: dict[str, dict[str, Any]] = {
+KOALA_VARIANTS: dict[str, dict[str, Any]] = {
     "koala-static": {"approach": "none"},
     "koala-pra-fpsma": {"approach": "pra", "policy": "fpsma"},
     "koala-pra-egs": {"approach": "pra", "policy": "egs"},
@@ -318,6 +318,9 @@ KOALA_PRESETS: dict[str, dict[str, Any]] = {
     "koala-pwa-egs": {"approach": "pwa", "policy": "egs"},
 }
 """Registry names and keyword arguments of the paper's variants (``Koala(**kwargs)``)."""
+
+KOALA_PRESETS = KOALA_VARIANTS
+"""The old name of :data:`KOALA_VARIANTS` ("preset" names env ids; these are variants)."""
 
 
 def koala_levels(scheduler: Koala) -> dict[str, tuple[str, ...]]:

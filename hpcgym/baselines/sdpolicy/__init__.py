@@ -9,6 +9,20 @@ Docs: ``docs/baselines-sdpolicy-koala.md``; the paper check: ``docs/papers-sdpol
 
 from hpcgym.baselines.sdpolicy.mates import MatePool
 from hpcgym.baselines.sdpolicy.runtime import RuntimeModel
-from hpcgym.baselines.sdpolicy.scheduler import DYNAMIC, SD_PRESETS, SDPolicy, SDPolicyConfig
+from hpcgym.baselines.sdpolicy.scheduler import (
+    DYNAMIC,
+    SD_PRESETS,
+    SD_VARIANTS,
+    SDPolicy,
+    SDPolicyConfig,
+)
 
-__all__ = ["DYNAMIC", "SD_PRESETS", "MatePool", "RuntimeModel", "SDPolicy", "SDPolicyConfig"]
+__all__ = [
+    "DYNAMIC",
+    "SD_PRESETS",
+    "SD_VARIANTS",
+    "MatePool",
+    "RuntimeModel",
+    "SDPolicy",
+    "SDPolicyConfig",
+]

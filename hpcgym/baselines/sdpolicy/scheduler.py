@@ -309,7 +309,7 @@ class SDPolicy(BaseScheduler):
         return True
 
 
-SD_PRESETS: dict[str, dict[str, Any]] = {
+SD_VARIANTS: dict[str, dict[str, Any]] = {
     "sd-policy-maxsd5": {"max_slowdown": 5.0},
     "sd-policy-maxsd10": {"max_slowdown": 10.0},
     "sd-policy-maxsd50": {"max_slowdown": 50.0},
@@ -319,6 +319,9 @@ SD_PRESETS: dict[str, dict[str, Any]] = {
     "sd-policy-static": {"coschedule": False},
 }
 """Registry names and keyword arguments of the paper's variants (``SDPolicy(**kwargs)``)."""
+
+SD_PRESETS = SD_VARIANTS
+"""The old name of :data:`SD_VARIANTS` ("preset" names env ids; these are variants)."""
 
 
 def sd_levels(scheduler: SDPolicy) -> dict[str, Any]:

@@ -27,6 +27,17 @@ PAPERS: dict[str, str] = {
 }
 """Paper name -> the module of its check."""
 
+SUMMARIES: dict[str, str] = {
+    "mebf": "MEBF (malleable EASY backfilling) on SDSC SP2: the paper's policies and variants "
+    "against EASY, and each suspected cause of a difference alone",
+    "sdpolicy": "SD-Policy (co-scheduling by slowdown-driven sharing) against EASY on its "
+    "workloads, with the paper's MAXSD and runtime models",
+    "koala": "KOALA's malleability managers (FPSMA, EGS; PRA, PWA) on the DAS-3 clusters",
+    "dfrs": "DFRS (fractional resource sharing, GreedyPM) against EASY by maximum and mean "
+    "bounded stretch",
+}
+"""One line per paper check (``hpcgym list papers``)."""
+
 
 T = TypeVar("T")
 

@@ -320,13 +320,13 @@ def ablation_report(df: pd.DataFrame, preview: bool = False) -> str:
     jobs = df[df["variant"] == "static"].groupby("setting")["jobs"].mean()
     note = ", ".join(f"{s} {jobs[s]:,.0f}" for s in settings)
     parts = [
-        f"### SD-Policy ablation, CEA-Curie: {n} windows of {size:g} days starting every "
-        f"{step:g} days; mean over windows [95% bootstrap interval]\n",
+        f"### SD-Policy ablation, CEA-Curie: {n} windows of {_days(size)} starting every "
+        f"{_days(step)}; mean over windows [95% bootstrap interval]\n",
         _headline_table(ratios, settings, preview),
         f"Jobs per window (mean): {note}.\n",
     ]
     if preview:
-        parts.append(preview_note(f"{n} windows of {size:g} days", "`hpcgym papers sdpolicy`"))
+        parts.append(preview_note(f"{n} windows of {_days(size)}", "`hpcgym papers sdpolicy`"))
     disjoint = [t for t in starts if t % size == 0]
     if 2 <= len(disjoint) < n:
         keep = ratios.index.get_level_values("start").isin(disjoint)
@@ -411,6 +411,11 @@ def main(argv: list[str] | None = None) -> int:
         text = report(df) + f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
     publish(text, args.out)
     return 0
+
+
+def _days(count: float) -> str:
+    """``1 day``, ``2.5 days``: a count of days with its noun in the right number."""
+    return f"{count:g} day" if count == 1 else f"{count:g} days"
 
 
 if __name__ == "__main__":
