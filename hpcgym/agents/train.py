@@ -29,6 +29,10 @@ dead workers are one-line errors and whose ``close`` ends every worker within se
 
 CPU only; torch runs on ``threads`` threads (default 1: the networks are small and the envs
 share the process, so on 2 cores more intra-op threads only contend).
+
+MaskablePPO runs as :class:`~hpcgym.agents.lean_ppo.LeanMaskablePPO` (rollouts without
+sb3-contrib's distribution objects, the same agent bit for bit); ``--learner sb3`` runs
+sb3-contrib's own class, for comparison (``benchmarks/train_throughput.py``).
 """
 
 from __future__ import annotations
@@ -62,6 +66,8 @@ from hpcgym.errors import OutputError, SpecError
 from hpcgym.provenance import git_commit
 
 HYPERPARAMS = Path(__file__).with_name("hyperparams")
+LEARNERS = ("lean", "sb3")
+"""MaskablePPO rollout implementations of ``hpcgym train --learner`` (the same agent)."""
 _OURS = (
     "n_envs",
     "n_timesteps",
@@ -126,6 +132,9 @@ class TrainConfig:
     vec_env: str = "mask"
     """``mask`` (:class:`~hpcgym.agents.vec.MaskVecEnv`), ``dummy`` or ``subproc`` (SB3's)."""
     threads: int = 1
+    learner: str = "lean"
+    """MaskablePPO's rollouts: ``lean`` (:class:`~hpcgym.agents.lean_ppo.LeanMaskablePPO`, the
+    same agent bit for bit, faster) or ``sb3`` (sb3-contrib's own, for comparison)."""
     progress: bool = False
     """Show a progress bar (only when stdout is a terminal)."""
     tensorboard: str | None = None
@@ -158,6 +167,8 @@ class TrainConfig:
             )
         if self.resume and self.overwrite:
             raise SpecError("resume continues a run and overwrite replaces it: choose one")
+        if self.learner not in LEARNERS:
+            raise SpecError(f"unknown learner {self.learner!r}; choose from {', '.join(LEARNERS)}")
 
     def run_dir(self) -> Path:
         """The run folder (``runs/<algo>_<preset>_s<seed>`` unless ``out`` is given)."""
@@ -278,6 +289,7 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
             policy=hp.get("policy"),
             policy_kwargs=dict(hp.get("policy_kwargs") or {}),
             threads=cfg.threads,
+            lean=cfg.learner == "lean",
             seed=cfg.seed,
             verbose=cfg.verbose,
             tensorboard_log=None if tb is None else str(tb),
@@ -635,6 +647,7 @@ def _learn(
         "update_cpu_seconds": round(result.update_cpu_seconds, 3),
         "env_cpu_fraction": round(result.env_cpu_seconds / cpu, 4) if cpu > 0 else 0.0,
         "threads": cfg.threads,
+        "learner": cfg.learner,
     }
     write_atomic(run_dir / "timing.json", json.dumps(timing, indent=2) + "\n")
     return result
@@ -669,6 +682,7 @@ def run(args: argparse.Namespace) -> int:
         subproc=args.subproc,
         vec_env=args.vec_env,
         threads=args.threads,
+        learner=args.learner,
         progress=not args.no_progress,
         tensorboard=args.tensorboard,
         verbose=args.verbose,
@@ -838,6 +852,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--subproc", action="store_true", help="same as --vec-env subproc")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
+    p.add_argument(
+        "--learner",
+        choices=LEARNERS,
+        default="lean",
+        help="MaskablePPO's rollouts: lean (default; no distribution objects, one direct "
+        "forward pass) or sb3 (sb3-contrib's own); both give the same agent bit for bit",
+    )
     p.add_argument(
         "--no-progress",
         action="store_true",
