@@ -10,7 +10,9 @@ at a time. :class:`LeanMaskablePPO` runs the same computation directly:
 * the masked categorical by hand, op for op as sb3-contrib's ``MaskableCategorical``
   (:func:`masked_log_probs`), so the sampled actions draw the same numbers from torch's
   generator and the stored log-probabilities and values are bit for bit the same;
-* the rollout buffer, callbacks, episode bookkeeping and the timeout bootstrap as MaskablePPO.
+* each step written into the rollout buffer's arrays in place (:func:`store_step`: the values
+  ``add`` stores, without its copies);
+* callbacks, episode bookkeeping and the timeout bootstrap as MaskablePPO.
 
 The gradient updates are MaskablePPO's own ``train``. A training with this class and one with
 ``MaskablePPO`` from the same seed give the same agent, bit for bit (``tests/agents``).
@@ -42,8 +44,7 @@ def masked_log_probs(logits: th.Tensor, masks: th.Tensor) -> th.Tensor:
     ``apply_masking(masks)``: normalise, mask with :data:`MASKED_LOGIT`, normalise again.
     """
     first = logits - logits.logsumexp(dim=-1, keepdim=True)
-    floor = th.tensor(MASKED_LOGIT, dtype=logits.dtype, device=logits.device)
-    masked = th.where(masks, first, floor)
+    masked = th.where(masks, first, MASKED_LOGIT)  # a float32 scalar, exactly -1e8
     return masked - masked.logsumexp(dim=-1, keepdim=True)
 
 
@@ -56,6 +57,47 @@ def sample_masked(logits: th.Tensor, masks: th.Tensor) -> tuple[th.Tensor, th.Te
     probs = th.softmax(log_p, dim=-1)
     actions = th.multinomial(probs, 1, True).T.reshape(-1)
     return actions, log_p.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+
+
+def store_step(
+    buffer: MaskableRolloutBuffer | MaskableDictRolloutBuffer,
+    obs: Any,
+    actions: np.ndarray,
+    rewards: np.ndarray,
+    episode_starts: Any,
+    values: th.Tensor,
+    log_probs: th.Tensor,
+    masks: np.ndarray,
+) -> None:
+    """``buffer.add`` of one step of every env: the same arrays, written in place.
+
+    A dict buffer of ``Box`` observations (hpcgym's) is written directly, without ``add``'s
+    copies of every array on the way; any other buffer through its ``add``.
+    """
+    if not isinstance(buffer, MaskableDictRolloutBuffer) or not all(
+        isinstance(sp, spaces.Box) for sp in buffer.observation_space.spaces.values()
+    ):
+        buffer.add(
+            obs,
+            actions.reshape(-1, 1),
+            rewards,
+            episode_starts,
+            values,
+            log_probs,
+            action_masks=masks,
+        )
+        return
+    at = buffer.pos
+    for key, stored in buffer.observations.items():
+        stored[at] = obs[key]
+    buffer.actions[at] = actions.reshape(buffer.n_envs, buffer.action_dim)
+    buffer.rewards[at] = rewards
+    buffer.episode_starts[at] = episode_starts
+    buffer.values[at] = values.numpy().reshape(-1)
+    buffer.log_probs[at] = log_probs.numpy()
+    buffer.action_masks[at] = masks.reshape(buffer.n_envs, buffer.mask_dims)
+    buffer.pos += 1
+    buffer.full = buffer.pos == buffer.buffer_size
 
 
 def _has_direct_inference(policy: Any) -> bool:
@@ -127,7 +169,7 @@ class LeanMaskablePPO(MaskablePPO):
         new_obs: Any = self._last_obs
         for _ in range(n_rollout_steps):
             action_masks = get_action_masks(env)
-            with th.no_grad():
+            with th.inference_mode():  # no_grad without autograd's bookkeeping
                 actions_t, values, log_probs = self._policy_step(self._last_obs, action_masks)
             actions = actions_t.numpy()
             new_obs, rewards, dones, infos = env.step(actions)
@@ -148,14 +190,15 @@ class LeanMaskablePPO(MaskablePPO):
                 return False
             self._update_info_buffer(infos, dones)
             self._bootstrap_timeouts(rewards, dones, infos)
-            rollout_buffer.add(
+            store_step(
+                rollout_buffer,
                 self._last_obs,
-                actions.reshape(-1, 1),
+                actions,
                 rewards,
                 self._last_episode_starts,
                 values,
                 log_probs,
-                action_masks=action_masks,
+                action_masks,
             )
             self._last_obs = new_obs
             self._last_episode_starts = dones

@@ -14,7 +14,12 @@ import torch as th
 from sb3_contrib.common.maskable.distributions import MaskableCategorical
 
 import hpcgym  # noqa: F401
-from hpcgym.agents.lean_ppo import LeanMaskablePPO, masked_log_probs, sample_masked
+from hpcgym.agents.lean_ppo import (
+    LeanMaskablePPO,
+    masked_log_probs,
+    sample_masked,
+    store_step,
+)
 from hpcgym.agents.make import make_agent
 from hpcgym.agents.saved import load_agent
 from hpcgym.agents.train import HYPERPARAMS, TrainConfig, train
@@ -45,10 +50,10 @@ def test_masked_categorical_by_hand_is_sb3_contribs_bit_for_bit(seed: int) -> No
     assert bool(masks.gather(-1, actions.unsqueeze(-1)).all())  # never a masked entry
 
 
-def _batch(env: gym.Env[Any, Any], n: int) -> dict[str, th.Tensor]:
+def _batch(env: gym.Env[Any, Any], n: int, seed: int = 3) -> dict[str, th.Tensor]:
     space = env.observation_space
     assert isinstance(space, gym.spaces.Dict)
-    space.seed(3)
+    space.seed(seed)
     samples = [space.sample() for _ in range(n)]
     return {k: th.as_tensor(np.stack([s[k] for s in samples])) for k in space.spaces}
 
@@ -73,6 +78,39 @@ def test_direct_inference_gives_the_policys_forward_numbers(env_id: str, policy:
         latent_pi, latent_vf = pol.mlp_extractor(features)
         assert th.equal(logits, pol.action_net(latent_pi))
         assert th.equal(values, pol.value_net(latent_vf))
+    env.close()
+
+
+def test_store_step_writes_what_the_buffers_add_writes() -> None:
+    from sb3_contrib.common.maskable.buffers import MaskableDictRolloutBuffer
+
+    env = gym.make("hpcgym/Malleable-v0", n_jobs=8)
+    space = env.observation_space
+    assert isinstance(space, gym.spaces.Dict)
+    n_envs, n_actions = 3, int(env.action_space.n)  # type: ignore[attr-defined]
+    buffers = [
+        MaskableDictRolloutBuffer(4, space, env.action_space, n_envs=n_envs) for _ in range(2)
+    ]
+    rng = np.random.default_rng(0)
+    for step in range(4):
+        obs = {k: v.numpy() for k, v in _batch(env, n_envs, seed=step).items()}
+        args = (
+            obs,
+            rng.integers(0, n_actions, n_envs),
+            rng.normal(size=n_envs).astype(np.float32),
+            rng.random(n_envs) < 0.3,
+            th.randn(n_envs, 1),
+            th.randn(n_envs),
+        )
+        masks = rng.random((n_envs, n_actions)) < 0.5
+        buffers[0].add(*args[:1], args[1].reshape(-1, 1), *args[2:], action_masks=masks)
+        store_step(buffers[1], *args, masks)
+    a, b = buffers
+    assert a.full and b.full and a.pos == b.pos == 4
+    for key in a.observations:
+        assert np.array_equal(a.observations[key], b.observations[key])
+    for name in ("actions", "rewards", "episode_starts", "values", "log_probs", "action_masks"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
     env.close()
 
 
