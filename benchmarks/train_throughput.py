@@ -54,9 +54,7 @@ PRESETS = {
     for p in (
         Preset("rigid", "hpcgym/Rigid-v0"),
         Preset("malleable", "hpcgym/Malleable-v0"),
-        Preset(
-            "rlsched-reserve", "hpcgym/Rigid-v0", str(HYPERPARAMS / "maskable_ppo_rlsched.yml")
-        ),
+        Preset("rlsched-reserve", "hpcgym/Rigid-v0", str(HYPERPARAMS / "maskable_ppo_rlsched.yml")),
     )
 }
 

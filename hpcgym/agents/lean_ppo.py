@@ -33,6 +33,8 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.utils import obs_as_tensor
 from stable_baselines3.common.vec_env import VecEnv
 
+from hpcgym.agents.policies import JobScoringExtractor, JobScoringPolicy
+
 MASKED_LOGIT = -1e8
 """The logit of a masked entry (sb3-contrib's ``HUGE_NEG``)."""
 
@@ -102,8 +104,6 @@ def store_step(
 
 def _has_direct_inference(policy: Any) -> bool:
     """Whether ``policy`` is hpcgym's job-scoring policy as built (its ``infer`` applies)."""
-    from hpcgym.agents.policies import JobScoringExtractor, JobScoringPolicy
-
     return (
         isinstance(policy, JobScoringPolicy)
         and policy.share_features_extractor
