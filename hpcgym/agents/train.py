@@ -7,10 +7,11 @@ weights, and ``agent.json``, its card; see :mod:`hpcgym.agents.saved`), ``checkp
 (``--checkpoint-every``; see :mod:`hpcgym.agents.checkpoint`), ``episodes.csv`` (one row per
 training episode, :class:`~hpcgym.agents.callbacks.EpisodeMetricsCallback`), ``tb/``
 (TensorBoard, ``--tensorboard`` elsewhere), the resolved ``hyperparams.json`` and
-``timing.json`` (time inside the VecEnv against the learner's, in wall and CPU seconds, and the
-updates' CPU seconds; see :class:`~hpcgym.agents.callbacks.TimedVecEnv`) and ``run.json`` (what
-produced the run, one segment per invocation; :mod:`hpcgym.agents.runrecord`). Files are written
-under a temporary name and renamed. A folder that already holds a run is refused unless
+``timing.json`` (time inside the VecEnv against the learner's, in wall and CPU seconds, the
+updates' CPU seconds and the class that learned; see
+:class:`~hpcgym.agents.callbacks.TimedVecEnv`) and ``run.json`` (what produced the run, one
+segment per invocation; :mod:`hpcgym.agents.runrecord`). Files are written under a temporary
+name and renamed. A folder that already holds a run is refused unless
 ``--resume`` (continue from its last checkpoint, to the same agent as an uninterrupted run) or
 ``--overwrite`` is given. A training holds its folder's lock
 (:func:`~hpcgym.agents.runrecord.lock_run_folder`): a second one into the same folder is
@@ -647,7 +648,7 @@ def _learn(
         "update_cpu_seconds": round(result.update_cpu_seconds, 3),
         "env_cpu_fraction": round(result.env_cpu_seconds / cpu, 4) if cpu > 0 else 0.0,
         "threads": cfg.threads,
-        "learner": cfg.learner,
+        "learner": type(model).__name__,
     }
     write_atomic(run_dir / "timing.json", json.dumps(timing, indent=2) + "\n")
     return result

@@ -162,8 +162,44 @@ def test_lean_learner_trains_the_same_agent_as_sb3_contribs(
     if "max_steps" in case["env_kwargs"]:
         assert one["truncated"].any()
     timing = json.loads((tmp_path / "lean" / "timing.json").read_text())
-    assert timing["learner"] == "lean"
-    assert json.loads((tmp_path / "sb3" / "timing.json").read_text())["learner"] == "sb3"
+    assert timing["learner"] == "LeanMaskablePPO"
+    assert json.loads((tmp_path / "sb3" / "timing.json").read_text())["learner"] == "MaskablePPO"
+
+
+def test_a_run_checkpointed_by_one_learner_resumes_with_the_other_to_the_same_agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hpcgym.agents import callbacks
+
+    def config(out: str, learner: str, **kw: Any) -> TrainConfig:
+        return TrainConfig(
+            env_id="hpcgym/Malleable-v0",
+            seed=3,
+            timesteps=512,
+            env_kwargs={"n_jobs": 16},
+            overrides=TINY_HP,
+            out=str(tmp_path / out),
+            tensorboard="",
+            learner=learner,
+            **kw,
+        )
+
+    whole = train(config("whole", "lean"))
+    original = callbacks.EpisodeMetricsCallback._on_step
+
+    def failing(self: callbacks.EpisodeMetricsCallback) -> bool:
+        if self.num_timesteps >= 300:
+            raise RuntimeError("stopped by the test")
+        return original(self)
+
+    with monkeypatch.context() as m:
+        m.setattr(callbacks.EpisodeMetricsCallback, "_on_step", failing)
+        with pytest.raises(RuntimeError):
+            train(config("cut", "sb3", checkpoint_every=128))
+    resumed = train(config("cut", "lean", checkpoint_every=128, resume=True))
+    assert resumed.resumed_from == 256 and resumed.timesteps == whole.timesteps
+    a, b = (dict(load_agent(r.agent)[0].policy.state_dict()) for r in (whole, resumed))
+    assert all(th.equal(a[k], b[k]) for k in a)
 
 
 def test_lean_rollouts_build_no_distribution_object(
