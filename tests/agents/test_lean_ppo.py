@@ -143,12 +143,17 @@ def _runs(tmp_path: Path, **kwargs: Any) -> dict[str, Any]:
             "policy": "MultiInputPolicy",
         },
         {
+            "env_id": "hpcgym/Malleable-v0",
+            "env_kwargs": {"n_jobs": 16},
+            "policy": "JobAttentionPolicy",
+        },
+        {
             "env_id": "hpcgym/Rigid-v0",
             "env_kwargs": {"n_jobs": 16},
             "hyperparams_file": str(HYPERPARAMS / "maskable_ppo_rlsched.yml"),
         },
     ],
-    ids=["rigid", "malleable-truncated", "shared", "mlp", "rlsched-reserve"],
+    ids=["rigid", "malleable-truncated", "shared", "mlp", "attention", "rlsched-reserve"],
 )
 def test_lean_learner_trains_the_same_agent_as_sb3_contribs(
     case: dict[str, Any], tmp_path: Path
