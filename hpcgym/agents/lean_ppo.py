@@ -115,7 +115,9 @@ class LeanMaskablePPO(MaskablePPO):
     """MaskablePPO whose rollouts skip the distribution objects (see the module docstring).
 
     Discrete action spaces only (hpcgym's menus); with another space it falls back to
-    MaskablePPO's own rollout.
+    MaskablePPO's own rollout. Callbacks find the step's ``actions``, ``values``,
+    ``log_probs``, ``action_masks``, ``new_obs``, ``rewards``, ``dones`` and ``infos`` in
+    ``self.locals`` (MaskablePPO hands over every local variable of its loop).
     """
 
     def _policy_step(self, obs: Any, masks: np.ndarray) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
