@@ -1,10 +1,10 @@
 """Where MaskablePPO's training time goes: the env against the learner, per VecEnv.
 
 Run: ``python benchmarks/train_split.py [--timesteps N] [--repeats R] [--vec mask --vec dummy]
-[--env ID ...] [--write]``. Each run is ``hpcgym.agents.train.train`` with the shipped
-hyperparameters (job-scoring policy, 2 envs, ``n_steps`` 512, 1 torch thread), in this process,
-one after the other. With ``--write`` it rewrites the ``## Training time split`` section of
-``benchmarks/RESULTS.md``.
+[--env ID ...] [--learner lean|sb3] [--write]``. Each run is ``hpcgym.agents.train.train`` with
+the shipped hyperparameters (job-scoring policy, 2 envs, ``n_steps`` 512, 1 torch thread), in
+this process, one after the other. With ``--write`` it rewrites the ``## Training time split``
+section of ``benchmarks/RESULTS.md``.
 
 What is measured (``hpcgym.agents.callbacks.TimedVecEnv`` and ``UpdateTimer``):
 
@@ -38,7 +38,7 @@ import torch
 from results_md import build_note, write_section
 
 import hpcgym  # noqa: F401  (registers the ids)
-from hpcgym.agents.train import TrainConfig, load_hyperparams, train
+from hpcgym.agents.train import LEARNERS, TrainConfig, load_hyperparams, train
 
 HEADING = "## Training time split"
 ENVS = ("hpcgym/Rigid-v0", "hpcgym/Malleable-v0")
@@ -60,11 +60,19 @@ def warm(env_id: str) -> float:
     return seconds
 
 
-def one_run(env_id: str, vec: str, timesteps: int, seed: int) -> dict[str, float]:
+def one_run(
+    env_id: str, vec: str, timesteps: int, seed: int, learner: str = "lean"
+) -> dict[str, float]:
     """Train once; return the time split."""
     with tempfile.TemporaryDirectory(prefix="train_split_") as tmp:
         cfg = TrainConfig(
-            env_id=env_id, seed=seed, timesteps=timesteps, out=tmp, vec_env=vec, tensorboard=""
+            env_id=env_id,
+            seed=seed,
+            timesteps=timesteps,
+            out=tmp,
+            vec_env=vec,
+            tensorboard="",
+            learner=learner,
         )
         r = train(cfg)
     return {
@@ -80,9 +88,11 @@ def one_run(env_id: str, vec: str, timesteps: int, seed: int) -> dict[str, float
     }
 
 
-def measure(env_id: str, vec: str, timesteps: int, repeats: int) -> dict[str, float]:
+def measure(
+    env_id: str, vec: str, timesteps: int, repeats: int, learner: str = "lean"
+) -> dict[str, float]:
     """Medians over ``repeats`` runs (same seed: the same work each time)."""
-    runs = [one_run(env_id, vec, timesteps, seed=0) for _ in range(repeats)]
+    runs = [one_run(env_id, vec, timesteps, seed=0, learner=learner) for _ in range(repeats)]
     out = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     out["share_min"] = min(r["env_share_cpu"] for r in runs)
     out["share_max"] = max(r["env_share_cpu"] for r in runs)
@@ -97,6 +107,12 @@ def main() -> None:
     parser.add_argument("--vec", action="append", help="VecEnvs (default: dummy, mask)")
     parser.add_argument("--timesteps", type=int, default=16384)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--learner",
+        choices=LEARNERS,
+        default="lean",
+        help="MaskablePPO's rollouts (hpcgym train --learner; default lean)",
+    )
     parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
     args = parser.parse_args()
     envs, vecs = args.env or list(ENVS), args.vec or ["dummy", "mask"]
@@ -110,7 +126,7 @@ def main() -> None:
         load_s = warm(env_id)
         loads.append(f"`{env_id}` {load_s:.1f} s")
         for vec in vecs:
-            m = measure(env_id, vec, args.timesteps, args.repeats)
+            m = measure(env_id, vec, args.timesteps, args.repeats, args.learner)
             share = f"{m['env_share_cpu']:.1%} ({m['share_min']:.1%}-{m['share_max']:.1%})"
             if vec == "subproc":  # the envs' CPU time is in the workers: wall share only
                 share = "n/a"
@@ -130,8 +146,10 @@ def main() -> None:
             + ("" if args.timesteps == 16384 else f" --timesteps {args.timesteps}")
             + ("" if args.repeats == 3 else f" --repeats {args.repeats}")
             + "".join(f" --vec {v}" for v in (args.vec or []))
+            + ("" if args.learner == "lean" else f" --learner {args.learner}")
             + " --write`: MaskablePPO with the shipped hyperparameters (job-scoring policy, "
-            "2 envs, n_steps 512, batch 256, 4 epochs, 1 torch thread), medians of "
+            f"2 envs, n_steps 512, batch 256, 4 epochs, 1 torch thread, {args.learner} "
+            "rollouts: see `## Training throughput`), medians of "
             f"{args.repeats} runs (range of the env share in brackets). Env: time inside the "
             "VecEnv (reset, step, the action masks fetched through `env_method`); updates: "
             "`train()`; rollout learner: the rest (policy forward passes, buffer, callbacks). "

@@ -42,6 +42,7 @@ def make_agent(
     policy_kwargs: dict[str, Any] | None = None,
     threads: int | None = DEFAULT_THREADS,
     device: str = "cpu",
+    lean: bool = False,
     **kwargs: Any,
 ) -> Any:
     """An SB3 / sb3-contrib agent for an hpcgym env, ready for ``learn``.
@@ -58,6 +59,8 @@ def make_agent(
         threads: Sets torch's intra-op threads for the whole process (see
             :data:`DEFAULT_THREADS`); ``None`` keeps torch's setting.
         device: torch device (the networks are small: the CPU is faster than a GPU round trip).
+        lean: For MaskablePPO, :class:`~hpcgym.agents.lean_ppo.LeanMaskablePPO` (cheaper
+            rollouts, the same agent bit for bit) instead of sb3-contrib's class.
         **kwargs: The algorithm's arguments (``seed``, ``n_steps``, ``learning_rate``, ...).
 
     Raises:
@@ -69,6 +72,10 @@ def make_agent(
     from hpcgym.agents.saved import HPCGYM_POLICIES
 
     cls = algorithm_class(algo)
+    if lean and algo == "maskable_ppo":
+        from hpcgym.agents.lean_ppo import LeanMaskablePPO
+
+        cls = LeanMaskablePPO
     if threads is not None:
         torch.set_num_threads(max(1, threads))
     chosen = default_policy(algo, env) if policy is None else policy

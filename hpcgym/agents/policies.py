@@ -25,8 +25,10 @@ import math
 from typing import Any
 
 import torch as th
+import torch.nn.functional as F
 from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
+from stable_baselines3.common.preprocessing import preprocess_obs
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
@@ -47,6 +49,18 @@ _RUNNING_BLOCKS = ("shrink", "expand", "grant", "suspend")
 
 def _mlp(n_in: int, hidden: int, n_out: int) -> nn.Sequential:
     return nn.Sequential(nn.Linear(n_in, hidden), nn.Tanh(), nn.Linear(hidden, n_out), nn.Tanh())
+
+
+def _run_mlp(body: nn.Sequential, x: th.Tensor) -> th.Tensor:
+    """``body(x)`` for :func:`_mlp`'s layers, op for op, without module dispatch."""
+    first, second = body[0], body[2]
+    return th.tanh(_run_linear(second, th.tanh(_run_linear(first, x))))
+
+
+def _run_linear(layer: Any, x: th.Tensor) -> th.Tensor:
+    """``layer(x)`` for an ``nn.Linear``, without module dispatch."""
+    out: th.Tensor = F.linear(x, layer.weight, layer.bias)
+    return out
 
 
 def _pool(h: th.Tensor, present: th.Tensor) -> th.Tensor:
@@ -140,6 +154,36 @@ class JobScoringExtractor(BaseFeaturesExtractor):
             pooled.append(_pool(sh, obs["suspended"][..., 0]))
         return th.cat(logits + pooled, dim=-1)
 
+    def infer(self, obs: dict[str, th.Tensor]) -> th.Tensor:
+        """:meth:`forward`'s numbers, op for op, calling the layers' functions directly.
+
+        For rollouts (no gradient needed): the module calls' dispatch costs about as much as
+        the arithmetic at a rollout's batch of a few envs. Subclasses that change ``forward``
+        override this too.
+        """
+        batch = obs["queue"].shape[0]
+        context = self.context[0]
+        ctx = th.tanh(
+            _run_linear(context, th.cat([obs["cluster"].reshape(batch, -1), obs["time"]], dim=-1))
+        )
+        qh = self._slots_infer(obs["queue"], ctx, self.queue_body)
+        rh = self._slots_infer(obs["running"], ctx, self.run_body)
+        logits = [_run_linear(self.advance, ctx)]
+        logits += self._split(_run_linear(self.queue_score, qh), self.q_levels)
+        logits += self._split(_run_linear(self.run_score, rh), self.r_levels)
+        pooled = [ctx, _pool(qh, obs["queue"][..., 0]), _pool(rh, obs["running"][..., 0])]
+        if self.has_resume:
+            sh = self._slots_infer(obs["suspended"], ctx, self.susp_body)
+            logits.append(_run_linear(self.susp_score, sh).reshape(batch, -1))
+            pooled.append(_pool(sh, obs["suspended"][..., 0]))
+        return th.cat(logits + pooled, dim=-1)
+
+    @staticmethod
+    def _slots_infer(x: th.Tensor, ctx: th.Tensor, body: nn.Module) -> th.Tensor:
+        assert isinstance(body, nn.Sequential)
+        c = ctx.unsqueeze(1).expand(-1, x.shape[1], -1)
+        return _run_mlp(body, th.cat([x, c], dim=-1))
+
 
 class _SplitLatent(nn.Module):
     """Actor latent: the logits as they are; critic latent: an MLP over the pooled embedding."""
@@ -183,6 +227,25 @@ class JobScoringPolicy(MaskableMultiInputActorCriticPolicy):
                 f"menu layout has {extractor.n_actions} entries, action space {self.action_space.n}"
             )
         self.mlp_extractor = _SplitLatent(extractor.n_actions, extractor.features_dim, 64)  # type: ignore[assignment]
+
+    def infer(self, obs: dict[str, th.Tensor]) -> tuple[th.Tensor, th.Tensor]:
+        """The logits and values of ``forward`` for observations already as tensors.
+
+        The same ops as ``extract_features``, ``mlp_extractor``, ``value_net`` and
+        ``action_net`` (the identity) in turn, through the extractor's
+        :meth:`JobScoringExtractor.infer`: for rollouts, under ``torch.no_grad``.
+        """
+        extractor = self.features_extractor
+        assert isinstance(extractor, JobScoringExtractor)
+        latent = self.mlp_extractor
+        assert isinstance(latent, _SplitLatent)
+        ready = preprocess_obs(obs, self.observation_space, self.normalize_images)
+        assert isinstance(ready, dict)
+        features = extractor.infer(ready)
+        critic = latent.critic[0]
+        hidden = th.tanh(_run_linear(critic, features[:, latent.n_actions :]))
+        values = _run_linear(self.value_net, hidden)
+        return features[:, : latent.n_actions], values
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
@@ -289,6 +352,10 @@ class JobAttentionExtractor(JobScoringExtractor):
             logits.append(self.susp_score(rest[0]).reshape(batch, -1))
             pooled.append(_pool(rest[0], present[2]))
         return th.cat(logits + pooled, dim=-1)
+
+    def infer(self, obs: dict[str, th.Tensor]) -> th.Tensor:
+        """:meth:`forward` itself (no faster path for attention)."""
+        return self.forward(obs)
 
 
 class JobAttentionPolicy(JobScoringPolicy):

@@ -7,10 +7,11 @@ weights, and ``agent.json``, its card; see :mod:`hpcgym.agents.saved`), ``checkp
 (``--checkpoint-every``; see :mod:`hpcgym.agents.checkpoint`), ``episodes.csv`` (one row per
 training episode, :class:`~hpcgym.agents.callbacks.EpisodeMetricsCallback`), ``tb/``
 (TensorBoard, ``--tensorboard`` elsewhere), the resolved ``hyperparams.json`` and
-``timing.json`` (time inside the VecEnv against the learner's, in wall and CPU seconds, and the
-updates' CPU seconds; see :class:`~hpcgym.agents.callbacks.TimedVecEnv`) and ``run.json`` (what
-produced the run, one segment per invocation; :mod:`hpcgym.agents.runrecord`). Files are written
-under a temporary name and renamed. A folder that already holds a run is refused unless
+``timing.json`` (time inside the VecEnv against the learner's, in wall and CPU seconds, the
+updates' CPU seconds and the class that learned; see
+:class:`~hpcgym.agents.callbacks.TimedVecEnv`) and ``run.json`` (what produced the run, one
+segment per invocation; :mod:`hpcgym.agents.runrecord`). Files are written under a temporary
+name and renamed. A folder that already holds a run is refused unless
 ``--resume`` (continue from its last checkpoint, to the same agent as an uninterrupted run) or
 ``--overwrite`` is given. A training holds its folder's lock
 (:func:`~hpcgym.agents.runrecord.lock_run_folder`): a second one into the same folder is
@@ -29,6 +30,10 @@ dead workers are one-line errors and whose ``close`` ends every worker within se
 
 CPU only; torch runs on ``threads`` threads (default 1: the networks are small and the envs
 share the process, so on 2 cores more intra-op threads only contend).
+
+MaskablePPO runs as :class:`~hpcgym.agents.lean_ppo.LeanMaskablePPO` (rollouts without
+sb3-contrib's distribution objects, the same agent bit for bit); ``--learner sb3`` runs
+sb3-contrib's own class, for comparison (``benchmarks/train_throughput.py``).
 """
 
 from __future__ import annotations
@@ -63,6 +68,8 @@ from hpcgym.errors import OutputError, SpecError
 from hpcgym.provenance import git_commit
 
 HYPERPARAMS = Path(__file__).with_name("hyperparams")
+LEARNERS = ("lean", "sb3")
+"""MaskablePPO rollout implementations of ``hpcgym train --learner`` (the same agent)."""
 _OURS = (
     "n_envs",
     "n_timesteps",
@@ -127,6 +134,9 @@ class TrainConfig:
     vec_env: str = "mask"
     """``mask`` (:class:`~hpcgym.agents.vec.MaskVecEnv`), ``dummy`` or ``subproc`` (SB3's)."""
     threads: int = 1
+    learner: str = "lean"
+    """MaskablePPO's rollouts: ``lean`` (:class:`~hpcgym.agents.lean_ppo.LeanMaskablePPO`, the
+    same agent bit for bit, faster) or ``sb3`` (sb3-contrib's own, for comparison)."""
     progress: bool = False
     """Show a progress bar (only when stdout is a terminal)."""
     tensorboard: str | None = None
@@ -159,6 +169,8 @@ class TrainConfig:
             )
         if self.resume and self.overwrite:
             raise SpecError("resume continues a run and overwrite replaces it: choose one")
+        if self.learner not in LEARNERS:
+            raise SpecError(f"unknown learner {self.learner!r}; choose from {', '.join(LEARNERS)}")
 
     def run_dir(self) -> Path:
         """The run folder (``runs/<algo>_<preset>_s<seed>`` unless ``out`` is given)."""
@@ -279,6 +291,7 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
             policy=hp.get("policy"),
             policy_kwargs=dict(hp.get("policy_kwargs") or {}),
             threads=cfg.threads,
+            lean=cfg.learner == "lean",
             seed=cfg.seed,
             verbose=cfg.verbose,
             tensorboard_log=None if tb is None else str(tb),
@@ -636,6 +649,7 @@ def _learn(
         "update_cpu_seconds": round(result.update_cpu_seconds, 3),
         "env_cpu_fraction": round(result.env_cpu_seconds / cpu, 4) if cpu > 0 else 0.0,
         "threads": cfg.threads,
+        "learner": type(model).__name__,
     }
     atomic.write_text(run_dir / "timing.json", json.dumps(timing, indent=2) + "\n")
     return result
@@ -670,6 +684,7 @@ def run(args: argparse.Namespace) -> int:
         subproc=args.subproc,
         vec_env=args.vec_env,
         threads=args.threads,
+        learner=args.learner,
         progress=not args.no_progress,
         tensorboard=args.tensorboard,
         verbose=args.verbose,
@@ -839,6 +854,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--subproc", action="store_true", help="same as --vec-env subproc")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
+    p.add_argument(
+        "--learner",
+        choices=LEARNERS,
+        default="lean",
+        help="MaskablePPO's rollouts: lean (default; no distribution objects, one direct "
+        "forward pass) or sb3 (sb3-contrib's own); both give the same agent bit for bit",
+    )
     p.add_argument(
         "--no-progress",
         action="store_true",

@@ -1,0 +1,44 @@
+"""benchmarks/train_throughput.py: the row it writes, from runs it is handed (no timing here)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sb3_contrib")
+pytest.importorskip("yaml")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import train_throughput as tt
+
+
+def _run(cpu: float, weights: str = "w", env: float = 1.0, updates: float = 2.0) -> tt.Run:
+    return tt.Run(steps=1000, cpu=cpu, env_cpu=env, update_cpu=updates, weights=weights)
+
+
+def test_the_speed_up_is_the_median_of_the_paired_ratios_and_the_agents_are_compared() -> None:
+    runs = {
+        "sb3": [_run(8.0), _run(9.0), _run(12.0)],
+        "lean": [_run(4.0), _run(3.0), _run(4.0)],
+    }
+    row = tt.row(tt.PRESETS["rigid"], runs, load=1.5)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[0] == "rigid (`hpcgym/Rigid-v0`)" and cells[1] == "1000"
+    assert cells[2:6] == ["9.00", "4.00", "111", "250"]
+    assert cells[6] == "**3.00x** (2.00-3.00)"  # pairs 8/4, 9/3, 12/4
+    assert cells[9] == "yes" and cells[10] == "1.5"
+    runs["lean"][1] = _run(3.0, weights="other")
+    assert "| **no** |" in tt.row(tt.PRESETS["rigid"], runs, load=1.5)
+
+
+def test_the_presets_include_rlschedulers_reserve_mode() -> None:
+    import yaml
+
+    reserve = tt.PRESETS["rlsched-reserve"]
+    assert reserve.hyperparams is not None
+    hp = yaml.safe_load(Path(reserve.hyperparams).read_text())[reserve.env_id]
+    assert hp["env_kwargs"]["selection"] == "reserve"
+    assert {p.env_id for p in tt.PRESETS.values()} == {"hpcgym/Rigid-v0", "hpcgym/Malleable-v0"}
