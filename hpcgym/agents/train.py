@@ -40,9 +40,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import importlib.util
 import json
 import re
+import shlex
 import shutil
 import sys
 import time
@@ -724,9 +726,43 @@ def run(args: argparse.Namespace) -> int:
         f"{r.learner_seconds:.1f} s; CPU {r.cpu_seconds:.1f} s, env "
         f"{r.env_cpu_seconds / max(r.cpu_seconds, 1e-9):.0%})"
     )
-    print(f"agent: {r.agent}  (evaluate: hpcgym evaluate --env {cfg.env_id} --policy {r.run_dir})")
-    print(f"run folder: {r.run_dir.resolve()}")
+    for line in finish_lines(cfg, r):
+        print(line)
     return 0
+
+
+def finish_lines(cfg: TrainConfig, r: TrainResult) -> list[str]:
+    """What a finished training prints after its timing line.
+
+    The agent with the complete command that evaluates it (the training's ``--env-kwargs``
+    too, so the copy plays the same workload), the validation score when the run validated
+    (last and best mean objective, and where the best agent is), and the run folder.
+    """
+    evaluate = ["hpcgym", "evaluate", "--env", cfg.env_id]
+    if cfg.env_kwargs:
+        evaluate += ["--env-kwargs", json.dumps(cfg.env_kwargs, sort_keys=True)]
+    evaluate += ["--policy", str(r.run_dir)]
+    lines = [f"agent: {r.agent}  (evaluate: {shlex.join(evaluate)})"]
+    table = r.run_dir / "validation.csv"
+    if table.is_file():
+        with table.open(newline="") as f:
+            rows = list(csv.DictReader(f))
+        if rows:
+            last = rows[-1]
+            best = [row for row in rows if row.get("best") == "1"]
+            line = (
+                f"validation (mean objective over {last['episodes']} episodes of the "
+                f"validation split, lower is better): {float(last['mean_objective']):.4g} at "
+                f"step {last['timesteps']}"
+            )
+            if best:
+                line += (
+                    f"; best {float(best[-1]['mean_objective']):.4g} at step "
+                    f"{best[-1]['timesteps']} ({r.run_dir / 'best'}.safetensors)"
+                )
+            lines.append(line)
+    lines.append(f"run folder: {r.run_dir.resolve()}")
+    return lines
 
 
 def _run_sweep(cfg: TrainConfig, args: argparse.Namespace) -> int:
@@ -795,7 +831,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=CLI_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--env", default="hpcgym/Rigid-v0", help="registered env id")
+    p.add_argument(
+        "--env",
+        default="hpcgym/Rigid-v0",
+        help="registered env id (default hpcgym/Rigid-v0; hpcgym list presets shows them all)",
+    )
     p.add_argument(
         "--algo",
         choices=ALGORITHMS,

@@ -690,6 +690,12 @@ def run(args: argparse.Namespace) -> int:
         from hpcgym.bench.main_job import main_job
 
         return main_job(args, argv)
+    if args.timesteps is not None:
+        raise SpecError(
+            "--timesteps sets the training steps of the main job's agent (hpcgym bench with no "
+            "--scenario, --policy or --from); this run trains nothing: drop --timesteps, or "
+            "train an agent with hpcgym train --timesteps N and pass it with --policy"
+        )
     if args.from_run:
         if args.scenario or args.policy:
             raise SpecError("--from repeats a recorded run: give no --scenario or --policy")
@@ -831,6 +837,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--timesteps",
         type=int,
         default=None,
-        help="main job only: training steps of its agent (default 30000; e.g. 100000)",
+        help="main job only (refused with --scenario, --policy or --from): training steps of "
+        "its agent (default 30000; e.g. 100000)",
     )
     p.set_defaults(func=run)

@@ -88,10 +88,13 @@ def leaderboard(
         row.get(metrics.get(row["scenario"], "mean_bsld"), math.nan) for _, row in table.iterrows()
     ]
     score = [math.inf if pd.isna(x) else x for x in score]
-    key = list(zip(table["scenario"], bad, table["truncated"] > 0, score, strict=True))
+    idle = _started_no_job(results, table)
+    key = list(zip(table["scenario"], idle, bad, table["truncated"] > 0, score, strict=True))
     order = sorted(range(len(table)), key=lambda i: key[i])
     table = table.iloc[order].reset_index(drop=True)
-    table.insert(0, "rank", table.groupby("scenario", sort=False).cumcount() + 1)
+    idle = [idle[i] for i in order]
+    ranks = table.groupby("scenario", sort=False).cumcount() + 1
+    table.insert(0, "rank", [UNRANKED if i else int(r) for r, i in zip(ranks, idle, strict=True)])
     marks: dict[tuple[str, str], str] = {}
     for scenario, part in table.groupby("scenario", sort=False):
         cut = part["truncated"] > 0
@@ -105,6 +108,25 @@ def leaderboard(
     pairs = zip(table["scenario"], table["policy"], strict=True)
     table[DOMINATED] = [marks.get((str(sc), str(p)), "") for sc, p in pairs]
     return table
+
+
+UNRANKED = "-"
+"""The rank of a policy that started no job in any of its episodes (it has no score to rank)."""
+
+
+def _started_no_job(results: pd.DataFrame, table: pd.DataFrame) -> list[bool]:
+    """Per row of ``table``: whether the policy started no job in any episode it played.
+
+    Its slowdowns cover no job, so it would rank by nothing (first, when benchmarked alone, or
+    with every other policy truncated); it is listed last and unranked instead.
+    """
+    if not {"unstarted", "jobs"} <= set(results.columns) or not len(results):
+        return [False] * len(table)
+    rejected = results.get("rejected", 0)
+    none = results["unstarted"].astype(float) >= results["jobs"].astype(float) - rejected
+    idle = none.groupby([results["scenario"], results["policy"]], sort=False).all()
+    pairs = zip(table["scenario"], table["policy"], strict=True)
+    return [bool(idle.get((sc, p), False)) for sc, p in pairs]
 
 
 def intervals(results: pd.DataFrame, metrics: dict[str, str] | None = None) -> pd.DataFrame:
@@ -311,6 +333,12 @@ def markdown(board: pd.DataFrame, title: str, best: dict[str, str] | None = None
                 "Policies with truncated episodes (cut at the step limit) rank after the others: "
                 "their slowdowns cover only the jobs that started; `mean_wait` counts the "
                 "jobs that never started up to the cut, `unfinished` counts them.",
+                "",
+            ]
+        if (part["rank"] == UNRANKED).any():
+            lines += [
+                f"Policies ranked `{UNRANKED}` started no job in any episode: their slowdowns "
+                "cover no job, so they have no score to rank.",
                 "",
             ]
         if "failed" in part and (part["episodes"] == 0).all():

@@ -165,3 +165,14 @@ def test_train_in_worker_processes_on_an_empty_workload_is_a_one_line_error(caps
     argv += ["--env-kwargs", kwargs, "--out", str(tmp_path / "run")]
     _fails_cleanly(argv, capsys, "no job")
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [["--scenario", "rigid-lublin-v0"], ["--policy", "easy"], ["--from", "nosuch/run.json"]],
+    ids=["scenario", "policy", "from"],
+)
+def test_bench_timesteps_is_refused_where_nothing_trains(extra, tmp_path, capsys):
+    argv = ["bench", "--timesteps", "5000", "--out", str(tmp_path / "out"), *extra]
+    _fails_cleanly(argv, capsys, "--timesteps", "main job")
+    assert not (tmp_path / "out").exists()

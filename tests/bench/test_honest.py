@@ -64,3 +64,46 @@ def test_failed_policies_rank_after_truncated_ones() -> None:
     assert list(board["policy"]) == ["b", "best-but-cut", "c", "gone"]
     assert list(board["failed"]) == [0, 0, 1, 1]
     assert list(board["episodes"]) == [2, 2, 2, 0]
+
+
+def _idle_rows(with_other: bool) -> pd.DataFrame:
+    rows = {
+        "scenario": ["s", "s"],
+        "policy": ["never-starts", "never-starts"],
+        "truncated": [True, True],
+        "mean_bsld": [float("nan"), float("nan")],
+        "jobs": [40.0, 40.0],
+        "rejected": [0.0, 0.0],
+        "unstarted": [40.0, 40.0],
+        "unfinished": [40.0, 40.0],
+    }
+    if with_other:
+        for k, v in {
+            "scenario": "s",
+            "policy": "easy",
+            "truncated": False,
+            "mean_bsld": 9.0,
+            "jobs": 40.0,
+            "rejected": 0.0,
+            "unstarted": 0.0,
+            "unfinished": 0.0,
+        }.items():
+            rows[k] = [*rows[k], v]  # type: ignore[list-item]
+    return pd.DataFrame(rows)
+
+
+def test_a_policy_that_starts_no_job_is_never_ranked_first() -> None:
+    from hpcgym.bench.report import UNRANKED, markdown
+
+    alone = leaderboard(_idle_rows(with_other=False))
+    assert list(alone["rank"]) == [UNRANKED]
+    assert "started no job in any episode" in markdown(alone, "t")
+    board = leaderboard(_idle_rows(with_other=True))
+    assert list(board["policy"]) == ["easy", "never-starts"]
+    assert list(board["rank"]) == [1, UNRANKED]
+
+
+def test_a_policy_that_starts_jobs_in_one_episode_keeps_its_rank() -> None:
+    rows = _idle_rows(with_other=False)
+    rows.loc[1, ["unstarted", "mean_bsld"]] = [10.0, 3.0]
+    assert list(leaderboard(rows)["rank"]) == [1]
