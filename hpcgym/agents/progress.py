@@ -39,17 +39,23 @@ def planned_timesteps(model: Any, total: int) -> int:
 
 
 class ProgressBar(BaseCallback):
-    """A rich progress bar over the planned steps, with the latest episode's metrics.
+    """A rich progress bar over the planned steps, the latest episode's metrics on a line below.
+
+    The bar's line keeps its bar, count, elapsed time and ETA at any terminal width (80
+    columns included): the episode's metrics, the long part, have a line of their own, cut
+    with an ellipsis when the terminal is narrower than they are.
 
     Args:
         total: The steps the run will reach (:func:`planned_timesteps`).
         description: The bar's label.
+        console: Where to draw (default: rich's console on the terminal).
     """
 
-    def __init__(self, total: int, description: str = "training") -> None:
+    def __init__(self, total: int, description: str = "training", console: Any = None) -> None:
         super().__init__(0)
         self.total = total
         self.description = description
+        self.console = console
         self._progress: Any = None
         self._task: Any = None
 
@@ -62,20 +68,29 @@ class ProgressBar(BaseCallback):
             TimeElapsedColumn,
             TimeRemainingColumn,
         )
+        from rich.text import Text
 
-        self._progress = Progress(
+        class TwoLines(Progress):
+            episode = ""
+
+            def get_renderables(self) -> Any:
+                yield self.make_tasks_table(self.tasks)
+                if self.episode:
+                    yield Text(self.episode, no_wrap=True, overflow="ellipsis")
+
+        self._progress = TwoLines(
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             TextColumn("eta"),
             TimeRemainingColumn(),
-            TextColumn("{task.fields[episode]}"),
             refresh_per_second=4,
+            console=self.console,
         )
         self._progress.start()
         self._task = self._progress.add_task(
-            self.description, total=self.total, completed=self.num_timesteps, episode=""
+            self.description, total=self.total, completed=self.num_timesteps
         )
 
     def _on_step(self) -> bool:
@@ -85,14 +100,13 @@ class ProgressBar(BaseCallback):
         ):
             if done and "metrics" in info:
                 last = info
-        fields: dict[str, Any] = {}
         if last is not None:
             m, ep = last["metrics"], last.get("episode", {})
-            fields["episode"] = (
+            self._progress.episode = (
                 f"last episode: bsld {float(m['mean_bsld']):.2f}, "
                 f"util {float(m['utilization']):.1%}, return {float(ep.get('r', float('nan'))):.2f}"
             )
-        self._progress.update(self._task, completed=self.num_timesteps, **fields)
+        self._progress.update(self._task, completed=self.num_timesteps)
         return True
 
     def _on_training_end(self) -> None:

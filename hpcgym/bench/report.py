@@ -38,6 +38,7 @@ from hpcgym.bench.axes import (
     worst_of,
 )
 from hpcgym.bench.cells import failures_table, save_png
+from hpcgym.bench.csv_text import write_like_arrow
 from hpcgym.bench.runner import TaskFailure, TaskOutcome, jobs_table, results_table
 from hpcgym.bench.stats import Statistic, crossed_interval, interval, paired_win_rate
 from hpcgym.errors import SpecError
@@ -446,15 +447,15 @@ def _write_csv(table: pd.DataFrame, path: Path) -> None:
 
     pyarrow's writer is several times faster (``benchmarks/jobs_csv.py``: a 2-million-row job
     table in 6.3 s against 30.3 s, whole process; a 1,000-trace scenario's 16 million job rows
-    took pandas 6 minutes). Both write the shortest text that reads back as the same float;
-    pyarrow drops a whole float's ``.0``.
+    took pandas 6 minutes). Without pyarrow, :func:`hpcgym.bench.csv_text.write_like_arrow`
+    writes the very same text, so two identical runs give identical files on any installation.
     """
     with atomic_path(path) as tmp:
         try:
             import pyarrow as pa
             import pyarrow.csv as pa_csv
         except ImportError:
-            table.to_csv(tmp, index=False)
+            write_like_arrow(table, tmp)
             return
         options = pa_csv.WriteOptions(quoting_style="needed")
         pa_csv.write_csv(pa.Table.from_pandas(table, preserve_index=False), str(tmp), options)
