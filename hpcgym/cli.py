@@ -29,7 +29,8 @@ Run hpcgym COMMAND --help for a command's options."""
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every command registered."""
     from hpcgym.agents import search_command, train
-    from hpcgym.bench import command, evaluate, listing, simulate
+    from hpcgym.bench import cli as bench_cli
+    from hpcgym.bench import evaluate, listing, simulate
     from hpcgym.bench.papers import command as papers_command
     from hpcgym.workloads import cli as workloads_cli
 
@@ -48,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     simulate.register(sub)
     evaluate.register(sub)
-    command.register(sub)
+    bench_cli.register(sub)
     train.register(sub)
     search_command.register(sub)
     workloads_cli.register(sub)
