@@ -21,8 +21,10 @@ way, so a later ``--resume`` of the finished run writes the table.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -355,32 +357,77 @@ def terminal(board: pd.DataFrame) -> str:
     return view.to_string(float_format=lambda x: f"{x:,.2f}")
 
 
-def _slowdown_plot(scenario: str, part: pd.DataFrame, cut: set[str], path: Path) -> Path:
+LABEL_CHARS = 12
+"""Policy labels are broken into lines of at most this many characters (at ``-``, ``/``,
+``@``), so neighbouring names never overlap under the box plots."""
+
+
+def label_lines(name: str, width: int = LABEL_CHARS) -> str:
+    """``name`` broken after ``-``, ``/`` or ``@`` into lines of at most ``width`` characters.
+
+    A piece with no break inside longer than ``width`` is cut there.
+    """
+    pieces = re.findall(r"[^-/@]*[-/@]?", name)
+    lines = [""]
+    for piece in filter(None, pieces):
+        while len(piece) > width:
+            if lines[-1]:
+                lines.append("")
+            lines[-1], piece = piece[:width], piece[width:]
+            lines.append("")
+        if lines[-1] and len(lines[-1]) + len(piece) > width:
+            lines.append("")
+        lines[-1] += piece
+    return "\n".join(line for line in lines if line)
+
+
+def slowdown_figure(scenario: str, part: pd.DataFrame, cut: set[str]) -> Any:
+    """Box plots of every started job's bounded slowdown, one per policy (a matplotlib Figure).
+
+    Long policy names are broken into short lines (:func:`label_lines`) so they never overlap.
+    """
     from matplotlib.figure import Figure
 
     policies = list(dict.fromkeys(part["policy"]))
     data = [part.loc[part["policy"] == p, "bsld"].dropna().to_numpy() for p in policies]
-    labels = [f"{p}\n(truncated)" if p in cut else p for p in policies]
+    labels = [label_lines(p) + ("\n(truncated)" if p in cut else "") for p in policies]
     fig = Figure(figsize=(max(6.0, 1.1 * len(policies)), 4.0))
     ax = fig.add_subplot(1, 1, 1)
     ax.boxplot(data, tick_labels=labels, showfliers=True, flierprops={"markersize": 2})
+    ax.tick_params(axis="x", labelsize=8)
     ax.set_yscale("log")
     ax.set_ylabel("bounded slowdown per job (log)")
     ax.set_title(f"{scenario}: bounded slowdown of every started job, all episodes", fontsize=10)
     fig.tight_layout()
+    return fig
+
+
+def _slowdown_plot(scenario: str, part: pd.DataFrame, cut: set[str], path: Path) -> Path:
+    fig = slowdown_figure(scenario, part, cut)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=100, format="png")
     return path
 
 
 def _timeline_plot(scenario: str, mine: list[TaskOutcome], path: Path) -> Path:
-    """Small multiples: one panel per policy, utilization (left) and queue length (right)."""
+    fig = timeline_figure(scenario, mine)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100, format="png")
+    return path
+
+
+def timeline_figure(scenario: str, mine: list[TaskOutcome]) -> Any:
+    """Small multiples: one panel per policy, utilization (left) and queue length (right).
+
+    Each panel has its own time axis: episodes of one seed end at very different times (a
+    truncated or slow policy runs far longer), and a shared axis squeezed every other panel.
+    """
     from matplotlib.figure import Figure
 
     cols = 2 if len(mine) > 1 else 1
     rows = math.ceil(len(mine) / cols)
     fig = Figure(figsize=(5.0 * cols, 2.2 * rows + 0.6))
-    axes = fig.subplots(rows, cols, sharex=True, sharey=True, squeeze=False)
+    axes = fig.subplots(rows, cols, sharex=False, sharey=True, squeeze=False)
     queue_max = max(float(o.timeline["queued"].max()) for o in mine if o.timeline is not None)
     for k, ax in enumerate(axes.flat):
         if k >= len(mine):
@@ -405,16 +452,13 @@ def _timeline_plot(scenario: str, mine: list[TaskOutcome], path: Path) -> Path:
             q.tick_params(labelright=False)
         if k >= len(mine) - cols:  # the lowest panel of its column
             ax.set_xlabel("hours since the first decision point", fontsize=8)
-            ax.tick_params(labelbottom=True)
     fig.suptitle(
         f"{scenario}, episode seed {mine[0].row['seed']}: busy node fraction (blue) and "
         "queue length (orange)",
         fontsize=10,
     )
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=100, format="png")
-    return path
+    return fig
 
 
 def _plots(outcomes: Sequence[TaskOutcome], jobs: pd.DataFrame | None, folder: Path) -> list[Path]:
