@@ -402,18 +402,19 @@ def slowdown_figure(scenario: str, part: pd.DataFrame, cut: set[str]) -> Any:
     return fig
 
 
-def _slowdown_plot(scenario: str, part: pd.DataFrame, cut: set[str], path: Path) -> Path:
-    fig = slowdown_figure(scenario, part, cut)
+def _save_figure(fig: Any, path: Path) -> Path:
+    """``fig`` as a PNG at ``path``, atomically."""
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=100, format="png")
     return path
+
+
+def _slowdown_plot(scenario: str, part: pd.DataFrame, cut: set[str], path: Path) -> Path:
+    return _save_figure(slowdown_figure(scenario, part, cut), path)
 
 
 def _timeline_plot(scenario: str, mine: list[TaskOutcome], path: Path) -> Path:
-    fig = timeline_figure(scenario, mine)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=100, format="png")
-    return path
+    return _save_figure(timeline_figure(scenario, mine), path)
 
 
 def timeline_figure(scenario: str, mine: list[TaskOutcome]) -> Any:

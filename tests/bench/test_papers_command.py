@@ -77,6 +77,22 @@ def test_publish_writes_what_it_prints(tmp_path: Path, capsys) -> None:
     assert (tmp_path / "x.md").read_text() == "abc" and "abc" in capsys.readouterr().out
 
 
+def _ablation_row(window: int, step: float, variant: str, factor: float) -> dict[str, object]:
+    """One SD-Policy ablation result: a 6-day window, slowdown ``factor`` of 100."""
+    return {
+        "setting": "paper",
+        "window": window,
+        "step": step,
+        "size": 6.0,
+        "variant": variant,
+        "slowdown": 100.0 * factor,
+        "response": 50.0,
+        "makespan": 1000.0,
+        "guests": 10 if variant != "static" else 0,
+        "jobs": 100,
+    }
+
+
 def test_sdpolicy_ablation_combines_runs_by_start_day() -> None:
     import pandas as pd
 
@@ -89,20 +105,7 @@ def test_sdpolicy_ablation_combines_runs_by_start_day() -> None:
         for k in windows:
             start = k * step
             for variant, factor in (("static", 1.0), ("MAXSD 10", (start + 1) / 10)):
-                rows.append(
-                    {
-                        "setting": "paper",
-                        "window": k,
-                        "step": step,
-                        "size": 6.0,
-                        "variant": variant,
-                        "slowdown": 100.0 * factor,
-                        "response": 50.0,
-                        "makespan": 1000.0,
-                        "guests": 10 if variant != "static" else 0,
-                        "jobs": 100,
-                    }
-                )
+                rows.append(_ablation_row(k, step, variant, factor))
     df = pd.DataFrame(rows)
     ratios = _ratios(df).xs("paper", level="setting")
     assert sorted(ratios.index) == [0, 1, 2, 3, 4, 6]
@@ -154,20 +157,7 @@ def _sdpolicy_frame() -> pd.DataFrame:  # noqa: F821 (pandas is imported in the 
     rows = []
     for k in range(3):
         for variant, factor in (("static", 1.0), ("MAXSD 10", 0.3 + 0.01 * k)):
-            rows.append(
-                {
-                    "setting": "paper",
-                    "window": k,
-                    "step": 6.0,
-                    "size": 6.0,
-                    "variant": variant,
-                    "slowdown": 100.0 * factor,
-                    "response": 50.0,
-                    "makespan": 1000.0,
-                    "guests": 10 if variant != "static" else 0,
-                    "jobs": 100,
-                }
-            )
+            rows.append(_ablation_row(k, 6.0, variant, factor))
     return pd.DataFrame(rows)
 
 
