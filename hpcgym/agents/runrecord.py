@@ -84,9 +84,17 @@ class RunRecord:
 
     @classmethod
     def open(
-        cls, run_dir: Path, command: Sequence[str], resumed_from: int | None, resume: bool
+        cls,
+        run_dir: Path,
+        command: Sequence[str],
+        resumed_from: int | None,
+        resume: bool,
+        facts: dict[str, Any] | None = None,
     ) -> RunRecord:
         """Start a segment: a new record, or the folder's own when ``resume`` is asked.
+
+        ``facts`` are stored in the segment as given (``dropped_jobs``: what ``drop_oversized``
+        left out of the training workload).
 
         A resumed run that found no checkpoint starts from step 0 (``resumed_from`` is
         ``None``) but keeps the earlier segments, which say what ran before. Called under the
@@ -116,6 +124,7 @@ class RunRecord:
                 "started": now_utc(),
                 "resumed_from": resumed_from,
                 "status": "running",
+                **(facts or {}),
             }
         )
         out = cls(path, record)

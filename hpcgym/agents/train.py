@@ -522,6 +522,7 @@ def _train_built(
 ) -> TrainResult:
     """:func:`train` once the model and its envs are built (the caller closes the envs)."""
     from hpcgym.agents.checkpoint import resume
+    from hpcgym.envs.episodes import dropped_record
 
     produced_by = {"git_commit": git_commit(), "command": list(cfg.command)}
     card = replace(card, training={**card.training, "produced_by": produced_by})
@@ -544,7 +545,9 @@ def _train_built(
             hp["pretrain"] = pretrain(model, cfg, hp["env_kwargs"])
         text = json.dumps(hp, indent=2, sort_keys=True) + "\n"
         atomic.write_text(run_dir / "hyperparams.json", text)
-    record = RunRecord.open(run_dir, cfg.command, resumed_from, cfg.resume)
+    dropped = dropped_record(cfg.env_id, hp["env_kwargs"])
+    facts = None if dropped is None else {"dropped_jobs": dropped}
+    record = RunRecord.open(run_dir, cfg.command, resumed_from, cfg.resume, facts)
     try:
         result = _learn(cfg, model, venv, hp, card, config, resumed_from, announce)
         record.close("finished", result.timesteps)

@@ -72,6 +72,7 @@ from hpcgym.bench.runner import (
     plan,
     resolve_executor,
 )
+from hpcgym.envs.episodes import dropped_record
 from hpcgym.errors import OutputError, SpecError
 
 DEFAULT_OUT = "hpcgym-bench"
@@ -420,6 +421,9 @@ def _run_in(
     todo = [i for i in range(len(tasks)) if i not in done]
     ex = resolve_executor(executor, workers, len(todo), ray_address)
     record = run_record(config, argv, {"requested": executor, "ran": ex.name})
+    dropped = {sc.name: dropped_record(sc.env_id, dict(sc.env_kwargs)) for sc in chosen}
+    if any(d is not None for d in dropped.values()):  # what drop_oversized left out
+        record["dropped_jobs"] = {name: d for name, d in dropped.items() if d is not None}
     if trust_pickle:  # which pickled agents the flag let run; --from and --resume need it again
         pickled = {pickled_agent(t.policy) for t in tasks if t.trust_pickle}
         record["trust_pickle"] = sorted(str(p.resolve()) for p in pickled if p is not None)

@@ -228,6 +228,25 @@ def env_config(env_id: str, env_kwargs: dict[str, Any]) -> EnvConfig:
     return EnvConfig.from_kwargs({**spec.kwargs, **env_kwargs})
 
 
+def dropped_record(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    """What ``drop_oversized`` left out of the env's workload, for a ``run.json``.
+
+    ``None`` unless the env names a platform and asks to drop the jobs that never fit it;
+    otherwise the platform, the workload's job count and how many of its jobs were left out
+    (counted on the workload seed, the trace the episodes come from).
+    """
+    cfg = env_config(env_id, env_kwargs)
+    if cfg.platform is None or not cfg.drop_oversized:
+        return None
+    w, _ = load_cached(cfg.workload, cfg.workload_seed, cfg.workload_options)
+    return {
+        "workload": cfg.workload,
+        "platform": list(cfg.platform),
+        "jobs": len(w.jobs),
+        "dropped_jobs": dropped_jobs(cfg, cfg.workload_seed),
+    }
+
+
 def episode_for(env_id: str, env_kwargs: dict[str, Any], seed: int) -> Episode:
     """The episode ``ClusterEnv.reset(seed=seed)`` draws (same generator, same choice)."""
     rng, _ = np_random(seed)
