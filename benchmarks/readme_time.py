@@ -87,7 +87,7 @@ def one_repeat(main_install: str, main_run: str, test_install: str) -> tuple[flo
         main = timed(main_install, clone, venv)
         run = timed(main_run, clone, venv)
         test = timed(test_install, clone, venv)
-        if not all_compiled(venv, Path(tmp)):
+        if not all_compiled(venv, venv):  # not beside the clone: it would import the folder
             sys.exit("the installed hpcgym is not fully compiled: this would time pure Python")
     return (*main, *run, *test)
 

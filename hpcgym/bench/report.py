@@ -43,6 +43,7 @@ from hpcgym.bench.cells import failures_table, save_png
 from hpcgym.bench.csv_text import write_like_arrow
 from hpcgym.bench.runner import TaskFailure, TaskOutcome, jobs_table, results_table
 from hpcgym.bench.stats import Statistic, crossed_interval, interval, paired_win_rate
+from hpcgym.bench.verdicts import verdict_table, verdicts_markdown
 from hpcgym.errors import SpecError
 
 JOB_TABLES = ("csv", "parquet", "none")
@@ -635,6 +636,12 @@ def write_report(
             written.append(path)
         text = statistics_markdown(spread, wins, episodes_note, best) + "\n"
         written.append(write_text(folder / "intervals.md", text))
+        verdicts = verdict_table(spread, with_axes(results), best or {})
+        if len(verdicts):  # scenarios that name their best heuristic
+            with atomic_path(folder / "verdicts.csv") as tmp:
+                verdicts.to_csv(tmp, index=False)
+            text = verdicts_markdown(verdicts, best or {}) + "\n"
+            written += [folder / "verdicts.csv", write_text(folder / "verdicts.md", text)]
     if outcomes:
         written += _plots(outcomes, jobs, folder / "plots")
     return board, written
