@@ -1,0 +1,219 @@
+"""The verdict tables of ``docs/results.md``: every judged preset, its agents, its best heuristic.
+
+Run: ``python studies/verdicts.py [--preset NAME ...] [--out DIR] [--write]``. For each preset
+below it runs, as a user would, ``hpcgym bench --scenario S --with-defaults --policy A ...`` on
+each of its judged scenarios (every heuristic and reference rule of the scenario plus the
+shipped agents), resumable (``--resume``: an interrupted study continues where it stopped), and
+reads the run's ``verdicts.csv`` (``hpcgym.bench.verdicts``: method, objective interval, mean
+response, worst job, win rate over the scenario's best heuristic named on validation, verdict by
+the interval rule). It prints one table per preset; with ``--write`` it rewrites the section
+``## Verdicts per preset`` of ``docs/results.md``. Each table keeps the agents, the best
+heuristic, and every other policy whose verdict is not ``loses``.
+
+The agents are the shipped ones (``agents/``, their cards say how each was trained); a scenario
+marked *cross-trace* plays a trace the agents never trained on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "docs" / "results.md"
+HEADING = "## Verdicts per preset"
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A scenario a preset is judged on, and whether its trace is new to the agents."""
+
+    scenario: str
+    cross_trace: bool = False
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A judged preset: its scenarios and the shipped agents played on them."""
+
+    name: str
+    scenarios: tuple[Judged, ...]
+    agents: tuple[str, ...]
+
+
+PRESETS = {
+    p.name: p
+    for p in (
+        Preset(
+            "malleable",
+            (Judged("malleable-small-v3"), Judged("malleable-small-kth-v1", cross_trace=True)),
+            ("agents/malleable-100k@best",),
+        ),
+        Preset(
+            "rigid-easy",
+            (
+                Judged("rigid-synlublin-large-v0"),
+                Judged("rigid-sdsc-sp2-v1", cross_trace=True),
+                Judged("rigid-kth-v1", cross_trace=True),
+            ),
+            ("agents/rigid-lublin-kind@best", "agents/score-synlublin-easy"),
+        ),
+        Preset(
+            "rlscheduler-reserve",
+            (Judged("rlsched-synlublin-large-v0"),),
+            (
+                "agents/rlsched-nobf-1m-relf1@best",
+                "agents/score-rlsched-nobf",
+                "agents/score-synlublin-nobf",
+            ),
+        ),
+        Preset(
+            "rlscheduler-reserve-bf",
+            (Judged("rlsched-synlublin-bf-large-v0"),),
+            (
+                "agents/rlsched-bf-1m-relf1@best",
+                "agents/score-rlsched-bf",
+                "agents/score-synlublin-bf",
+                "agents/distilled-bf",
+                "agents/distilled-dagger-bf",
+            ),
+        ),
+        Preset(
+            "evolving",
+            (Judged("evolving-klein-large-v1"),),
+            ("agents/evolving-bc-infx-kind@best", "agents/evolving-order"),
+        ),
+        Preset("shared", (Judged("shared-dfrs-v1"),), ()),
+        Preset("multicluster", (Judged("multicluster-koala-v1"),), ()),
+    )
+}
+"""Every judged preset. Planner agents are left out: a forward play per decision makes their
+large tests cost hours; their published-sequence results stay in the tables above."""
+
+
+def bench_argv(scenario: str, agents: tuple[str, ...], out: Path) -> list[str]:
+    """The ``hpcgym bench`` command of one scenario (printed beside its table)."""
+    argv = ["hpcgym", "bench", "--scenario", scenario, "--with-defaults"]
+    for agent in agents:
+        argv += ["--policy", agent]
+    return [*argv, "--run-dir", str(out / scenario)]
+
+
+def run_scenario(scenario: str, agents: tuple[str, ...], out: Path) -> pd.DataFrame:
+    """Run (or finish) the scenario's bench and return its verdicts table."""
+    argv = bench_argv(scenario, agents, out)
+    run_dir = ROOT / out / scenario
+    resume = ["--resume"] if (run_dir / "run.json").exists() else []
+    command = [str(Path(sys.executable).parent / "hpcgym"), *argv[1:], "--no-progress", *resume]
+    print("$ " + shlex.join(argv), flush=True)
+    done = subprocess.run(command, cwd=ROOT)
+    if done.returncode != 0:
+        sys.exit(f"{shlex.join(argv)} failed ({done.returncode}); rerun to resume it")
+    return pd.read_csv(run_dir / "verdicts.csv")
+
+
+def _num(x: float) -> str:
+    return "-" if math.isnan(x) else (f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.2f}")
+
+
+def kept(table: pd.DataFrame, agents: tuple[str, ...]) -> pd.DataFrame:
+    """The agents, the best heuristic, and every other policy that does not lose to it."""
+    keep = table["policy"].isin(set(agents)) | (table["verdict"] != "loses")
+    return table[keep]
+
+
+def markdown(preset: Preset, tables: dict[str, pd.DataFrame], out: Path) -> str:
+    """One preset's section: per scenario, its command and its table."""
+    lines = [f"### {preset.name}", ""]
+    if not preset.agents:
+        lines += ["No agent is trained for this preset yet: the heuristics only.", ""]
+    for judged in preset.scenarios:
+        table = kept(tables[judged.scenario], preset.agents)
+        best = table.loc[table["verdict"] == "best heuristic", "policy"]
+        cross = " (cross-trace: a trace the agents never trained on)" if judged.cross_trace else ""
+        metric = table["metric"].iloc[0]
+        lines += [
+            f"**`{judged.scenario}`**{cross}: objective `{metric}`, best heuristic on validation "
+            f"`{best.iloc[0] if len(best) else '?'}`.",
+            "",
+            "```bash",
+            shlex.join(bench_argv(judged.scenario, preset.agents, out)),
+            "```",
+            "",
+            "| policy | method | seeds x episodes | mean [95% CI] | worst job | mean response | "
+            "win rate over best [95% CI] | better response | verdict |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---|",
+        ]
+        for _, r in table.iterrows():
+            mean = f"{_num(r['mean'])} [{_num(r['mean_low'])}, {_num(r['mean_high'])}]"
+            win = "-"
+            if not math.isnan(float(r["win"])):
+                win = f"{r['win']:.2f} [{r['win_low']:.2f}, {r['win_high']:.2f}]"
+            verdict = str(r["verdict"])
+            if verdict == "beats" and float(r["response_win"]) < 0.5:
+                verdict += " (worse response)"
+            seeds = int(r["train_seeds"])
+            size = f"{seeds} x {int(r['episodes']) // seeds}" if seeds > 1 else str(r["episodes"])
+            lines.append(
+                f"| `{r['policy']}` | {r['method']} | {size} | {mean} | {_num(r['worst_job'])} | "
+                f"{_num(r['mean_response'])} | {win} | {_num(r['response_win'])} | {verdict} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_section(text: str) -> None:
+    """Replace (or add before the first ``## `` after the title) the section in results.md."""
+    from hpcgym.atomic import write_text
+
+    old = RESULTS.read_text()
+    start = old.find(HEADING + "\n")
+    if start >= 0:
+        end = old.find("\n## ", start + len(HEADING))
+        new = old[:start] + text.rstrip("\n") + "\n" + (old[end:] if end >= 0 else "")
+    else:
+        first = old.find("\n## ")
+        new = old[: first + 1] + text.rstrip("\n") + "\n\n" + old[first + 1 :]
+    write_text(RESULTS, new)
+
+
+def main() -> None:
+    """Run the chosen presets' scenarios, print their tables, write them with ``--write``."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--preset", action="append", choices=sorted(PRESETS), help="(default: all)")
+    ap.add_argument("--out", type=Path, default=Path("hpcgym-bench") / "verdicts")
+    ap.add_argument("--write", action="store_true", help="rewrite the docs/results.md section")
+    args = ap.parse_args()
+    chosen = [PRESETS[n] for n in (args.preset or PRESETS)]
+    sections = []
+    for preset in chosen:
+        tables = {
+            j.scenario: run_scenario(j.scenario, preset.agents, args.out) for j in preset.scenarios
+        }
+        sections.append(markdown(preset, tables, args.out))
+        print(sections[-1], flush=True)
+    if args.write:
+        intro = f"{HEADING}\n\n" + " ".join(
+            [
+                "`python studies/verdicts.py --write` runs each judged preset's scenarios with",
+                "every heuristic and the shipped agents and keeps, per scenario, the agents, the",
+                "best heuristic named on validation before the test was played, and every policy",
+                "that does not lose to it. Verdict by the interval rule (`docs/bench.md`,",
+                '"Verdicts"): **beats** when the 95% interval of the mean lies entirely below the',
+                "best heuristic's, **loses** when entirely above, **tie** otherwise. Method: RL",
+                "(SB3 / sb3-contrib, imitation then RL included), search (CMA-ES), planner,",
+                "distilled, heuristic, trivial, reference.\n",
+            ]
+        )
+        write_section(intro + "\n" + "\n".join(sections))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""studies/verdicts.py: its presets name judged scenarios and shipped agents; its tables."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from hpcgym.bench import scenarios
+from hpcgym.bench.policies import policy_kind
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "studies"))
+
+import verdicts as study
+
+
+def test_every_preset_plays_judged_scenarios_and_shipped_agents() -> None:
+    for preset in study.PRESETS.values():
+        for judged in preset.scenarios:
+            assert scenarios.get(judged.scenario).best_heuristic, judged.scenario
+        for agent in preset.agents:
+            assert policy_kind(str(ROOT / agent)) == "sweep", agent
+
+
+def _row(policy: str, method: str, verdict: str, seeds: int = 1) -> dict[str, object]:
+    nan = math.nan
+    return {
+        "scenario": "s-v0",
+        "policy": policy,
+        "metric": "mean_bsld",
+        "method": method,
+        "train_seeds": seeds,
+        "episodes": 100 * seeds,
+        "mean": 3.0,
+        "mean_low": 2.5,
+        "mean_high": 3.5,
+        "worst_job": 1234.0,
+        "mean_response": 5000.0,
+        "verdict": verdict,
+        "win": nan if verdict == "best heuristic" else 0.4,
+        "win_low": 0.3,
+        "win_high": 0.5,
+        "response_win": 0.2,
+    }
+
+
+def test_a_table_keeps_agents_the_best_and_what_does_not_lose() -> None:
+    table = pd.DataFrame(
+        [
+            _row("agents/x@best", "RL", "loses", seeds=5),
+            _row("easy", "heuristic", "best heuristic"),
+            _row("asap-min", "trivial", "beats"),
+            _row("fcfs", "heuristic", "loses"),
+        ]
+    )
+    preset = study.Preset("p", (study.Judged("s-v0", cross_trace=True),), ("agents/x@best",))
+    text = study.markdown(preset, {"s-v0": table}, Path("out"))
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert [r.split("|")[1].strip() for r in rows] == ["`agents/x@best`", "`easy`", "`asap-min`"]
+    assert "| 5 x 100 |" in rows[0] and rows[0].endswith("| loses |")
+    assert rows[2].endswith("| beats (worse response) |")
+    assert "cross-trace" in text and "best heuristic on validation `easy`" in text
+    assert "hpcgym bench --scenario s-v0 --with-defaults --policy agents/x@best" in text
