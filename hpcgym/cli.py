@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     from hpcgym.agents import search_command, train
     from hpcgym.bench import cli as bench_cli
     from hpcgym.bench import evaluate, listing, simulate
-    from hpcgym.bench.papers import command as papers_command
+    from hpcgym.bench.papers import cli as papers_cli
     from hpcgym.workloads import cli as workloads_cli
 
     parser = argparse.ArgumentParser(
@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.register(sub)
     search_command.register(sub)
     workloads_cli.register(sub)
-    papers_command.register(sub)
+    papers_cli.register(sub)
     listing.register(sub)
     return parser
 
