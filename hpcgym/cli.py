@@ -28,7 +28,7 @@ Run hpcgym COMMAND --help for a command's options."""
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every command registered."""
-    from hpcgym.agents import search_command, train
+    from hpcgym.agents import cli as agents_cli
     from hpcgym.bench import cli as bench_cli
     from hpcgym.bench import evaluate, listing, simulate
     from hpcgym.bench.papers import cli as papers_cli
@@ -50,8 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.register(sub)
     evaluate.register(sub)
     bench_cli.register(sub)
-    train.register(sub)
-    search_command.register(sub)
+    agents_cli.register(sub)
     workloads_cli.register(sub)
     papers_cli.register(sub)
     listing.register(sub)

@@ -21,8 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from hpcgym.bench.papers import PAPERS, SUMMARIES, runner
-from hpcgym.cli_checks import writable_file
-from hpcgym.errors import HpcGymError
+from hpcgym.cli_checks import run_alias, writable_file
 
 EXPERIMENTS = "run the paper's experiments instead of the check (the ablation)"
 
@@ -262,12 +261,5 @@ def alias(name: str, argv: Sequence[str] | None = None) -> int:
 
     Errors as the ``hpcgym`` command's: ``hpcgym: error: ...``, exit status 2.
     """
-    parser = argparse.ArgumentParser(prog="hpcgym")
-    register(parser.add_subparsers(dest="command", required=True))
     rest = list(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(["papers", name, *ALIAS_FLAGS.get(name, ()), *rest])
-    try:
-        return int(args.func(args))
-    except HpcGymError as e:
-        print(f"hpcgym: error: {e}", file=sys.stderr)
-        return 2
+    return run_alias(register, ["papers", name, *ALIAS_FLAGS.get(name, ()), *rest])
