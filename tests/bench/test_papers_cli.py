@@ -99,22 +99,25 @@ def test_old_command_lines_are_aliases(monkeypatch, name, argv, flag) -> None:
         assert getattr(seen[0], flag) is True
 
 
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])}
+def _old(cwd: Path, *argv: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+    """``python -m hpcgym.bench.papers.rlscheduler ARGV``, the old command line."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])}
+    module = "hpcgym.bench.papers.rlscheduler"
+    return subprocess.run(
+        [sys.executable, "-m", module, *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        check=check,
+    )
 
 
 def test_rlscheduler_runs_through_both_command_lines(tmp_path: Path) -> None:
     args = ["--count", "2", "--more", "3"]
     new = main(["papers", "rlscheduler", *args, "--out", str(tmp_path / "a.md")])
     assert new == 0
-    old = subprocess.run(
-        [sys.executable, "-m", "hpcgym.bench.papers.rlscheduler", *args],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        cwd=tmp_path,
-        check=True,
-    )
+    old = _old(tmp_path, *args, check=True)
     # the same tables (the run's duration aside)
     drop = ("(",)
     same = [line for line in old.stdout.splitlines() if not line.startswith(drop)]
@@ -134,12 +137,6 @@ def test_evolving_runs_and_refuses_quick(tmp_path: Path, capsys) -> None:
 
 def test_old_command_line_errors_are_hpcgym_errors(tmp_path: Path) -> None:
     for argv in (["--bogus"], ["--quick"]):
-        got = subprocess.run(
-            [sys.executable, "-m", "hpcgym.bench.papers.rlscheduler", *argv],
-            capture_output=True,
-            text=True,
-            env=_env(),
-            cwd=tmp_path,
-        )
+        got = _old(tmp_path, *argv)
         assert got.returncode == 2, got.stderr
         assert "hpcgym: error: " in got.stderr

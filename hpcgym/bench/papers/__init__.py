@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hpcgym.atomic import write_text
+from hpcgym.atomic import write_csv, write_text
 from hpcgym.errors import HpcGymError
 
 PAPERS: dict[str, str] = {
@@ -88,6 +88,25 @@ def run_all(fn: Callable[[Any], T], todo: Sequence[Any], workers: int) -> list[T
         return list(counted((fn(c) for c in todo), progress))
     with ProcessPoolExecutor(workers) as pool:
         return list(counted(pool.map(fn, todo, chunksize=2), progress))
+
+
+def tabulated(
+    simulate_all: Callable[[Any, int], Any],
+    todo: Sequence[Any],
+    workers: int,
+    report: Callable[[Any], str],
+    csv: str | None = None,
+) -> str:
+    """Run ``todo`` (``simulate_all(todo, workers)``: a frame, one row per simulation).
+
+    Returns ``report`` of the frame with a line counting the simulations and their time; the
+    rows are written to ``csv`` too when given.
+    """
+    t0 = time.perf_counter()
+    df = simulate_all(todo, workers)
+    if csv:
+        write_csv(csv, df, index=False)
+    return report(df) + f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
 
 
 def marked(verdict: str, preview: bool) -> str:

@@ -40,15 +40,16 @@ import itertools
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from hpcgym.atomic import write_csv, write_text
+from hpcgym.atomic import write_text
 from hpcgym.baselines import make
 from hpcgym.baselines.mebf.settings import PAPER_COST_SCALE, model_runtime, scale_reconfig
-from hpcgym.bench.papers import run_all
+from hpcgym.bench.papers import run_all, tabulated
 from hpcgym.bench.stats import interval
 from hpcgym.sim import JobSpec, PowerLaw, SimConfig, Simulator
 from hpcgym.workloads import load
@@ -492,14 +493,9 @@ def run(quick: bool = False, out: Path | None = None, workers: int = 2) -> str:
 
 
 def _ablation(quick: bool, workers: int, csv: str | None = None) -> str:
-    windows = QUICK_WINDOWS if quick else ABLATION_WINDOWS
-    todo = ablation_cases(windows)
-    t0 = time.perf_counter()
-    df = _simulate_all(todo, workers)
-    if csv:
-        write_csv(csv, df, index=False)
-    text = ablation_report(df, preview=quick)
-    return text + f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
+    todo = ablation_cases(QUICK_WINDOWS if quick else ABLATION_WINDOWS)
+    report = partial(ablation_report, preview=quick)
+    return tabulated(_simulate_all, todo, workers, report, csv)
 
 
 def command(args: argparse.Namespace) -> str:
@@ -521,12 +517,7 @@ def command(args: argparse.Namespace) -> str:
             if "ablation" in args.only:
                 windows = QUICK_WINDOWS if args.quick else args.ablation_windows
                 todo += ablation_cases(windows or ABLATION_WINDOWS)
-        t0 = time.perf_counter()
-        df = _simulate_all(todo, args.workers)
-        if args.csv:
-            write_csv(args.csv, df, index=False)
-        text = _tables(df)
-        text += f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
+        text = tabulated(_simulate_all, todo, args.workers, _tables, args.csv)
     if args.out:
         write_text(args.out, text)
     return text

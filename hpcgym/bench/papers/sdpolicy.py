@@ -36,6 +36,7 @@ import math
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,7 @@ import pandas as pd
 from hpcgym.atomic import write_csv, write_text
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.sdpolicy.scheduler import DYNAMIC, SDPolicy
-from hpcgym.bench.papers import marked, no_quick, preview_note, run_all
+from hpcgym.bench.papers import marked, no_quick, preview_note, run_all, tabulated
 from hpcgym.bench.stats import interval
 from hpcgym.errors import WorkloadError
 from hpcgym.sim import Platform, SimConfig, Simulator
@@ -351,12 +352,8 @@ def run(quick: bool = False, out: Path | None = None, workers: int = 2) -> str:
 
 
 def _ablation(todo: list[Case], workers: int, preview: bool, csv: str | None = None) -> str:
-    t0 = time.perf_counter()
-    df = _simulate_all(todo, workers)
-    if csv:
-        write_csv(csv, df, index=False)
-    text = ablation_report(df, preview=preview)
-    return text + f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
+    report = partial(ablation_report, preview=preview)
+    return tabulated(_simulate_all, todo, workers, report, csv)
 
 
 def _simulate_all(todo: list[Case], workers: int) -> pd.DataFrame:
