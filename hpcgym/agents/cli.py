@@ -2,7 +2,7 @@
 
 Each command is declared with its code, by that module's ``register``:
 
-- ``hpcgym train`` (:mod:`hpcgym.agents.train`) and ``hpcgym search-score``
+- ``hpcgym train`` (:mod:`hpcgym.agents.train_command`) and ``hpcgym search-score``
   (:mod:`hpcgym.agents.search_command`);
 - ``hpcgym write-planners``: planner agent cards (:mod:`hpcgym.agents.lookahead`), one per
   sampling seed, into a sweep folder;
@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import argparse
 
-from hpcgym.agents import distill, lookahead, search_command, train
+from hpcgym.agents import distill, lookahead, search_command, train_command
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the agents' commands to the ``hpcgym`` command line."""
-    train.register(subparsers)
+    train_command.register(subparsers)
     search_command.register(subparsers)
     lookahead.register(subparsers)
     distill.register(subparsers)
