@@ -47,11 +47,11 @@ def main(runs: list[str]) -> int:
             files = sorted(folder.glob("s*/score.json"))
             card = json.loads(files[0].read_text())
             kind, decode = "score", "greedy"
-        elif (folder / "s0" / "planner.json").is_file():  # python -m hpcgym.agents.lookahead
+        elif (folder / "s0" / "planner.json").is_file():  # hpcgym write-planners
             files = sorted(folder.glob("s*/planner.json"))
             card = json.loads(files[0].read_text())
             kind, decode = "planner", "greedy"
-        elif (folder / "s0" / "distilled.json").is_file():  # python -m hpcgym.agents.distill
+        elif (folder / "s0" / "distilled.json").is_file():  # hpcgym distill
             files = sorted(folder.glob("s*/distilled.json"))
             card = json.loads(files[0].read_text())
             kind, decode = "distilled", "greedy"

@@ -28,10 +28,10 @@ Run hpcgym COMMAND --help for a command's options."""
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every command registered."""
-    from hpcgym.agents import search_command, train
+    from hpcgym.agents import cli as agents_cli
     from hpcgym.bench import cli as bench_cli
     from hpcgym.bench import evaluate, listing, simulate
-    from hpcgym.bench.papers import command as papers_command
+    from hpcgym.bench.papers import cli as papers_cli
     from hpcgym.workloads import cli as workloads_cli
 
     parser = argparse.ArgumentParser(
@@ -50,10 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.register(sub)
     evaluate.register(sub)
     bench_cli.register(sub)
-    train.register(sub)
-    search_command.register(sub)
+    agents_cli.register(sub)
     workloads_cli.register(sub)
-    papers_command.register(sub)
+    papers_cli.register(sub)
     listing.register(sub)
     return parser
 

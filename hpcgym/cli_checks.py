@@ -6,13 +6,16 @@ traceback, and never after minutes of work whose results could not be saved.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import sys
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from hpcgym.errors import OutputError, SpecError
+from hpcgym.errors import HpcGymError, OutputError, SpecError
 
 
 def env_kwargs_arg(text: str | None, option: str = "--env-kwargs") -> dict[str, Any]:
@@ -194,3 +197,23 @@ def parse_seeds(text: str) -> list[int]:
     if len(set(seeds)) != len(seeds):
         raise SpecError(f"--seeds {text!r} names a seed twice")
     return seeds
+
+
+def run_alias(
+    register: Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None],
+    argv: Sequence[str],
+) -> int:
+    """Run an old ``python -m`` command line as the ``hpcgym`` command it became.
+
+    ``register`` adds that command (and only it) to a parser named ``hpcgym``; ``argv`` is
+    the command's name and arguments. Errors are the ``hpcgym`` command's: ``hpcgym: error:
+    ...``, exit status 2 (argparse's own for a bad argument).
+    """
+    parser = argparse.ArgumentParser(prog="hpcgym")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(list(argv))
+    try:
+        return int(args.func(args))
+    except HpcGymError as e:
+        print(f"hpcgym: error: {e}", file=sys.stderr)
+        return 2

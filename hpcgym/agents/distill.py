@@ -35,10 +35,12 @@ and planner agents.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import io
 import json
 import math
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -52,7 +54,7 @@ from hpcgym.agents.card import Card
 from hpcgym.agents.lookahead import LookaheadReserve, cheapest
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.priority import PriorityReserve
-from hpcgym.cli_checks import whole
+from hpcgym.cli_checks import parse_seeds, run_alias, whole
 from hpcgym.errors import SpecError
 from hpcgym.sim import Job, JobSpec, Platform, Simulator
 from hpcgym.sim.planning import shadow
@@ -706,48 +708,56 @@ def build(
     return written
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m hpcgym.agents.distill --out DIR [--backfill] [--seeds 0-2] ...``."""
-    import argparse
-
-    from hpcgym.cli_checks import parse_seeds
-
-    ap = argparse.ArgumentParser(
-        prog="python -m hpcgym.agents.distill",
-        description="Record the planner's choices and fit distilled planners (one per seed).",
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``hpcgym distill`` to the ``hpcgym`` command line (:mod:`hpcgym.agents.cli`)."""
+    p = subparsers.add_parser(
+        "distill",
+        help="record a planner's choices and fit distilled planners (small networks), one per seed",
+        description="Record the planner's choices on sequences of a workload's train split and "
+        "fit distilled planners (one per seed) into a sweep folder, <out>/s<seed>/"
+        "distilled.json; the recorded choices are kept beside each card and reused by a rerun.",
+        epilog="examples:\n  hpcgym distill --out sweeps/distilled-bf --backfill --seeds 0-2\n"
+        "  hpcgym distill --out sweeps/distilled-dagger-bf --backfill --seeds 0-2 --rounds 2",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("--out", required=True, help="the sweep folder (s<seed>/distilled.json)")
-    ap.add_argument("--seeds", default="0-2", help="seeds: 0-2, or 0,3,5")
-    ap.add_argument("--backfill", action="store_true", help="reserve mode with backfilling")
-    ap.add_argument("--workload", default="rlsched/lublin256-v0")
-    ap.add_argument("--sequences", type=int, default=400, help="recorded sequences per seed")
-    ap.add_argument("--length", type=int, default=256, help="jobs per recorded sequence")
-    ap.add_argument("--members", type=int, default=5, help="networks averaged per agent")
-    ap.add_argument("--hidden", type=int, default=32)
-    ap.add_argument("--epochs", type=int, default=60)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument(
+    p.add_argument("--out", required=True, help="the sweep folder (s<seed>/distilled.json)")
+    p.add_argument("--seeds", default="0-2", help="seeds: 0-2, or 0,3,5")
+    p.add_argument("--backfill", action="store_true", help="reserve mode with backfilling")
+    p.add_argument(
+        "--workload",
+        default="rlsched/lublin256-v0",
+        help="the workload whose train split is recorded",
+    )
+    p.add_argument("--sequences", type=int, default=400, help="recorded sequences per seed")
+    p.add_argument("--length", type=int, default=256, help="jobs per recorded sequence")
+    p.add_argument("--members", type=int, default=5, help="networks averaged per agent")
+    p.add_argument("--hidden", type=int, default=32, help="hidden units per network")
+    p.add_argument("--epochs", type=int, default=60, help="training epochs per network")
+    p.add_argument("--workers", type=int, default=2, help="parallel recording processes")
+    p.add_argument(
         "--rounds", type=int, default=1, help="DAgger: rounds where the networks play (1: none)"
     )
-    args = ap.parse_args(argv)
-    try:
-        paths = build(
-            args.out,
-            parse_seeds(args.seeds),
-            args.backfill,
-            args.workload,
-            args.sequences,
-            args.length,
-            args.members,
-            args.hidden,
-            args.epochs,
-            args.workers,
-            args.rounds,
-        )
-    except SpecError as e:
-        raise SystemExit(f"error: {e}") from None
+    p.set_defaults(func=_command)
+
+
+def _command(args: argparse.Namespace) -> int:
+    """Run ``hpcgym distill``: build the distilled planners, print their cards' paths."""
+    paths = build(
+        args.out,
+        parse_seeds(args.seeds),
+        args.backfill,
+        args.workload,
+        args.sequences,
+        args.length,
+        args.members,
+        args.hidden,
+        args.epochs,
+        args.workers,
+        args.rounds,
+    )
     print("\n".join(paths))
+    return 0
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # the older command line: an alias of ``hpcgym distill``
+    raise SystemExit(run_alias(register, ["distill", *sys.argv[1:]]))

@@ -34,9 +34,11 @@ engine over the env's episode, as score agents (:mod:`hpcgym.agents.score`) and 
 
 from __future__ import annotations
 
+import argparse
 import heapq
 import json
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
@@ -49,7 +51,7 @@ from hpcgym._version import __version__
 from hpcgym.agents.card import Card
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.priority import F1_SUBMIT_WEIGHT, MIN_TIME, PriorityReserve
-from hpcgym.cli_checks import whole
+from hpcgym.cli_checks import parse_seeds, run_alias, whole
 from hpcgym.errors import SpecError
 from hpcgym.sim import Job, JobSpec, SimConfig, Simulator
 from hpcgym.sim.planning import shadow
@@ -494,44 +496,48 @@ def write_planners(
     return [str(p) for p in paths]
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m hpcgym.agents.lookahead --out DIR [--backfill] [--seeds 0-2] ...``."""
-    import argparse
-
-    from hpcgym.cli_checks import parse_seeds
-
-    ap = argparse.ArgumentParser(
-        prog="python -m hpcgym.agents.lookahead",
-        description="Write planner agent cards (one per sampling seed) into a sweep folder.",
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``hpcgym write-planners`` to the ``hpcgym`` command line (:mod:`hpcgym.agents.cli`)."""
+    p = subparsers.add_parser(
+        "write-planners",
+        help="write planner agent cards (F1's reserve mode choosing by forward plays over "
+        "sampled futures), one per sampling seed",
+        description="Write planner agent cards (one per sampling seed) into a sweep folder, "
+        "<out>/s<seed>/planner.json. Nothing is trained: a planner's model is a pool of past "
+        "jobs. Cards already there are never overwritten.",
+        epilog="examples:\n  hpcgym write-planners --out sweeps/planner-bf --backfill --seeds 0-2",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("--out", required=True, help="the sweep folder (s<seed>/planner.json)")
-    ap.add_argument("--seeds", default="0-2", help="sampling seeds: 0-2, or 0,3,5")
-    ap.add_argument("--backfill", action="store_true", help="reserve mode with backfilling")
-    ap.add_argument("--pool", default="rlsched/lublin256-v0", help="the pool's workload")
-    ap.add_argument("--split", default="train", help="the pool's split (or all)")
-    ap.add_argument("--candidates", type=int, default=4)
-    ap.add_argument("--horizon", type=int, default=64)
-    ap.add_argument("--samples", type=int, default=32)
-    ap.add_argument("--no-align", action="store_true", help="sample runs at any time of day")
-    ap.add_argument("--note", default="", help="recorded in each card's training record")
-    args = ap.parse_args(argv)
-    try:
-        paths = write_planners(
-            args.out,
-            parse_seeds(args.seeds),
-            args.backfill,
-            args.pool,
-            args.split,
-            args.candidates,
-            args.horizon,
-            args.samples,
-            not args.no_align,
-            {"note": args.note} if args.note else None,
-        )
-    except SpecError as e:
-        raise SystemExit(f"error: {e}") from None
+    p.add_argument("--out", required=True, help="the sweep folder (s<seed>/planner.json)")
+    p.add_argument("--seeds", default="0-2", help="sampling seeds: 0-2, or 0,3,5")
+    p.add_argument("--backfill", action="store_true", help="reserve mode with backfilling")
+    p.add_argument("--pool", default="rlsched/lublin256-v0", help="the pool's workload")
+    p.add_argument("--split", default="train", help="the pool's split (or all)")
+    p.add_argument("--candidates", type=int, default=4, help="F1's best jobs played forward")
+    p.add_argument("--horizon", type=int, default=64, help="future arrivals per sample")
+    p.add_argument("--samples", type=int, default=32, help="sampled futures per choice")
+    p.add_argument("--no-align", action="store_true", help="sample runs at any time of day")
+    p.add_argument("--note", default="", help="recorded in each card's training record")
+    p.set_defaults(func=_command)
+
+
+def _command(args: argparse.Namespace) -> int:
+    """Run ``hpcgym write-planners``: write the cards, print their paths."""
+    paths = write_planners(
+        args.out,
+        parse_seeds(args.seeds),
+        args.backfill,
+        args.pool,
+        args.split,
+        args.candidates,
+        args.horizon,
+        args.samples,
+        not args.no_align,
+        {"note": args.note} if args.note else None,
+    )
     print("\n".join(paths))
+    return 0
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # the older command line: an alias of ``hpcgym write-planners``
+    raise SystemExit(run_alias(register, ["write-planners", *sys.argv[1:]]))

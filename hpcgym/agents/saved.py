@@ -356,7 +356,8 @@ def load_agent(
     from hpcgym.agents.weights_check import check_card_fits
 
     env = gym.make(card.env_id, **card.env_kwargs)
-    check_card_fits(card, card_path, weights, env)  # before any memory goes to the network
+    # before any memory goes to the network
+    check_card_fits(card, card_path, weights, lambda: build_policy(card, env))
     policy = build_policy(card, env)
     env.close()
     try:

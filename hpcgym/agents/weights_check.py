@@ -10,7 +10,7 @@ only, no storage) and compares every tensor with the shapes in the weights file'
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,22 +54,21 @@ def shapes_only() -> Iterator[None]:
         torch.nn.Module.to = real  # type: ignore[method-assign]
 
 
-def check_card_fits(card: Any, card_path: Path, weights: Path, env: Any) -> None:
+def check_card_fits(card: Any, card_path: Path, weights: Path, build: Callable[[], Any]) -> None:
     """Refuse a card whose network is not the one stored in ``weights``.
 
     Args:
         card: The agent's card (``hpcgym.agents.saved.AgentCard``).
         card_path: Where it was read (for messages).
         weights: The safetensors file.
-        env: The env the policy is built for.
+        build: Builds the card's policy for its env (``hpcgym.agents.saved.build_policy``,
+            which owns reading a card); called here on the ``meta`` device only.
 
     Raises:
         SpecError: The card's ``policy_kwargs`` do not build its policy class, or build a
             network with a tensor the weights lack, lack a tensor the weights hold, or give a
             tensor another shape than the weights': naming the card, the tensor and both shapes.
     """
-    from hpcgym.agents.saved import build_policy
-
     shapes = weight_shapes(weights)
     fix = (
         f"The card does not belong to the weights {weights.name}: restore the card written "
@@ -77,7 +76,7 @@ def check_card_fits(card: Any, card_path: Path, weights: Path, env: Any) -> None
     )
     try:
         with shapes_only():
-            policy = build_policy(card, env)
+            policy = build()
     except SpecError:
         raise
     except Exception as e:

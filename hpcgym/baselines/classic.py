@@ -15,7 +15,8 @@ single-cluster platform, and is never resized. They plan with the runtime estima
   the queued jobs are re-placed in the order of their previous reservations (new jobs last, in
   submission order), each at its earliest slot: no reservation ever moves later as long as
   estimates bound run times, because every job placed before one occupies, from that job's old
-  start on, a subset of what it occupied before. ``ConservativeReplan`` does exactly that;
+  start on, a subset of what it occupied before. ``replan`` is that pass (the tests keep a
+  scheduler doing exactly that as their oracle, ``tests/baselines/conservative_replan.py``);
   ``ConservativeBackfill`` (registered as ``conservative``) gives the same schedule while
   re-placing only the jobs whose reservation can change.
 """
@@ -360,7 +361,7 @@ _SEQ = itemgetter(1)
 class ConservativeBackfill(BaseScheduler):
     """Conservative backfilling: a reservation for every queued job.
 
-    Gives the schedule of ``ConservativeReplan`` (the module doc's definition: every pass
+    Gives the schedule of a full ``replan`` at every pass (the module doc's definition: every pass
     re-places every queued job, in the order of their reservations, at its earliest slot),
     start for start, without re-placing the jobs whose reservation cannot change.
 
@@ -385,7 +386,7 @@ class ConservativeBackfill(BaseScheduler):
       larger than the most nodes free in the spans are searched, for starts before the
       spans end.
     - Anything else (a command from elsewhere, an overrun, a reconfiguration) re-plans
-      the whole queue as ``ConservativeReplan`` does.
+      the whole queue (``replan``).
 
     Attributes:
         reservations: Planned start of every queued job after the last pass (jobs started in
@@ -528,7 +529,7 @@ class ConservativeBackfill(BaseScheduler):
                 insort(order, (t, rec[1], rec[2], rec[3], rec[4]))
 
     def _replan(self, sim: Simulator, now: float) -> None:
-        """``ConservativeReplan``'s pass; keeps its profile and reservations for the next."""
+        """A full ``replan`` pass; keeps its profile and reservations for the next."""
         self.replans += 1
         profile, new = replan(sim, now, self.reservations)
         self.reservations = new
@@ -579,32 +580,3 @@ def replan(
         if t < math.inf:
             profile.reserve(t, est, spec.nodes)
     return profile, new
-
-
-class ConservativeReplan(BaseScheduler):
-    """Conservative backfilling re-planned from scratch at every decision point (the reference).
-
-    The definition of ``ConservativeBackfill``'s schedule, kept as its exactness oracle
-    (``tests/baselines/test_conservative_incremental.py``) and as the "before" of
-    ``benchmarks/conservative_speed.py``: each pass rebuilds the profile and re-places every
-    queued job, so its cost per pass grows with the queue (times the profile's steps).
-
-    Attributes:
-        reservations: Planned start of every queued job after the last pass (jobs started in
-            that pass are not in it).
-    """
-
-    name = "conservative-replan"
-
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget the previous episode's reservations."""
-        self.reservations: dict[int, float] = {}
-
-    def schedule(self, sim: Simulator) -> None:
-        """Re-place every queued job at its earliest slot and start those planned for now."""
-        single_cluster(sim, self.name)
-        now = sim.now
-        self.reservations = replan(sim, now, self.reservations)[1]

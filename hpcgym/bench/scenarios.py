@@ -21,12 +21,13 @@ import numbers
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cache, partial
+from functools import partial
 from typing import Any
 
 from gymnasium.utils.seeding import np_random
 
 from hpcgym.baselines.rlsched_setting import rlsched_kwargs
+from hpcgym.bench import scenario_seeds
 from hpcgym.cli_checks import MAX_SEED
 from hpcgym.envs.registration import check_env_id
 from hpcgym.errors import SpecError
@@ -516,25 +517,14 @@ def _rlsched(
     )
 
 
-RLSCHED_LUBLIN_STARTS = (1981, 2756, 4299, 8850, 3316, 2714, 5228, 7762, 4022, 7085)
+# The window starts are data (``scenario_seeds.json``, :mod:`hpcgym.bench.scenario_seeds`).
+RLSCHED_LUBLIN_STARTS = scenario_seeds.starts("rlsched-lublin")
 """RLScheduler's published Lublin-1 sequences: ``rlscheduler_starts(10000)`` (seed 1, tested)."""
-RLSCHED_LUBLIN_TEST_STARTS = (
-    8676, 8946, 7963, 7827, 8313, 8669, 8949, 7763, 8307, 8819,
-    7964, 8405, 8373, 8423, 7934, 8493, 8954, 8623, 7747, 8615,
-    8278, 8902, 7891, 7840, 7776, 8155, 8347, 8090, 8706, 8770,
-)  # fmt: skip
+RLSCHED_LUBLIN_TEST_STARTS = scenario_seeds.starts("rlsched-lublin-test")
 """30 sequences inside lublin_256's test split (jobs [7719, 10000)): ``split_starts`` (seed 1)."""
-RLSCHED_SDSC_TEST_STARTS = (
-    54321, 55096, 56639, 55656, 55054, 57568, 56362, 54594, 53952, 54464,
-    54759, 56098, 57413, 58164, 56705, 56806, 57675, 58234, 54268, 55440,
-    54260, 58019, 54547, 53536, 57581, 57187, 53421, 57896, 58088, 53735,
-)  # fmt: skip
+RLSCHED_SDSC_TEST_STARTS = scenario_seeds.starts("rlsched-sdsc-sp2-test")
 """30 sequences inside SDSC SP2's test split (jobs [53364, 59705)): ``split_starts`` (seed 1)."""
-RLSCHED_HPC2N_STARTS = (
-    1981, 1268, 1132, 1618, 1974, 1068, 1612, 2124, 1269, 1710,
-    1678, 1728, 1239, 1798, 1928, 1052, 1920, 1583, 1196, 1145,
-    1081, 1460, 1652, 1395, 2011, 2075, 1632, 1051, 1426, 1289,
-)  # fmt: skip
+RLSCHED_HPC2N_STARTS = scenario_seeds.starts("rlsched-hpc2n")
 """30 sequences of the whole HPC2N sample (3,170 jobs): ``rlscheduler_starts(3170, 30)`` (seed 1).
 Its test split holds 906 jobs, too few for one 1,024-job sequence: HPC2N is a cross-trace test
 only (no shipped agent trains on it)."""
@@ -544,18 +534,18 @@ SYNLUBLIN_SEEDS = 1_250_000
 """Seeded episodes of the Lublin model: the test split is the last 20%, [1,000,000, 1,250,000)."""
 
 
-def synlublin_seen() -> tuple[int, ...]:
-    """Generator seeds of the test share already played before the large scenarios existed."""
-    return (
-        *range(1_000_000, 1_000_060),  # benchmarks/fresh_lublin.py's default 60 traces
-        *(drawn_seed(s, SYNLUBLIN_SEEDS) for s in _seeds(60)),  # rlsched-synlublin(-bf)-test-v0
-    )
+def synlublin_seen() -> frozenset[int]:
+    """Generator seeds of the test share already played before the large scenarios existed.
+
+    The 60 traces of ``benchmarks/fresh_lublin.py`` (generator seeds 1,000,000 + i) and those
+    of ``rlsched-synlublin(-bf)-test-v0`` (``scenario_seeds.json``, ``played``).
+    """
+    return scenario_seeds.played("synlublin-before-large")
 
 
-@cache
 def synlublin_large() -> tuple[int, ...]:
     """The reset seeds of the large fresh-trace scenarios (1,000 new traces)."""
-    return fresh_seeds(1000, SYNLUBLIN_SEEDS, first=100_000, exclude=synlublin_seen())
+    return scenario_seeds.fresh("synlublin-large").seeds
 
 
 def _synlublin_large(
@@ -681,14 +671,9 @@ SYNLUBLIN_RIGID = {
 """``hpcgym/Rigid-v0``'s arguments for rigid-lublin-v1's preset on the Lublin model."""
 
 
-@cache
 def synlublin_rigid_large() -> tuple[int, ...]:
     """The reset seeds of ``rigid-synlublin-large-v0``: 1,000 traces none played before."""
-    played = (
-        *synlublin_seen(),
-        *(drawn_seed(s, SYNLUBLIN_SEEDS) for s in synlublin_large()),
-    )
-    return fresh_seeds(1000, SYNLUBLIN_SEEDS, first=200_000, exclude=played)
+    return scenario_seeds.fresh("rigid-synlublin-large").seeds
 
 
 register_lazy(
@@ -716,17 +701,12 @@ EVOLVING_SEEDS = 100_000
 # lie in [80,000, 100,000), while training and evolving-klein-v1 keep to [0, 1,000).
 
 
-@cache
 def evolving_large(version: int) -> tuple[int, ...]:
     """Reset seeds of ``evolving-klein-large-v<version>``: 2,000 distinct new cases each.
 
     Version 1's cases are distinct from version 0's too (its seeds continue after them).
     """
-    if version == 0:
-        return fresh_seeds(2000, EVOLVING_SEEDS)
-    before = evolving_large(version - 1)
-    played = [drawn_seed(s, EVOLVING_SEEDS) for v in range(version) for s in evolving_large(v)]
-    return fresh_seeds(2000, EVOLVING_SEEDS, first=before[-1] + 1, exclude=played)
+    return scenario_seeds.fresh(f"evolving-klein-large-v{version}").seeds
 
 
 def _evolving_large(version: int, note: str, best: str = "") -> Scenario:
@@ -875,12 +855,14 @@ register_lazy(
 def _judged_seeded(
     name: str, env_id: str, n: int, policies: tuple[str, ...], description: str, best: str
 ) -> Scenario:
-    n_seeds = _registered_kwargs(env_id)["n_seeds"]
+    seeds = scenario_seeds.fresh(name)
+    if len(seeds.seeds) != n or seeds.n_seeds != _registered_kwargs(env_id)["n_seeds"]:
+        raise SpecError(f"{scenario_seeds.FILE}: fresh.{name} is not {n} seeds of {env_id}")
     return Scenario(
         name,
         env_id,
         dict(_TEST),
-        fresh_seeds(n, n_seeds),
+        seeds.seeds,
         policies,
         description,
         metric="mean_bounded_stretch",

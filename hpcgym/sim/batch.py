@@ -29,16 +29,12 @@ import numpy as np
 
 from hpcgym.sim.engine import _EMPTY_FLOAT, _EMPTY_INT, EngineCore
 from hpcgym.sim.job import JobState
-from hpcgym.sim.metrics import SimResult, derive_columns, summarize
+from hpcgym.sim.metrics import SimResult, batch_result
 from hpcgym.sim.planning import OVERRUN_GRACE
-from hpcgym.sim.spec import JobKind
 
-_RIGID = JobKind.RIGID
 _COMPLETED = JobState.COMPLETED
 _KILLED = JobState.KILLED
 _REJECTED = JobState.REJECTED
-_STATES = np.array([_COMPLETED.value, _KILLED.value, _REJECTED.value], dtype=object)
-"""State names by the core's codes: 0 completed, 1 killed, 2 rejected."""
 
 _NO_WALL: object = -1.0
 """The core's walltime of a job without one."""
@@ -140,48 +136,6 @@ def run_batch(sim: EngineCore, scheduler: object) -> SimResult | None:
     sim._alloc_total = sim._useful_total = sim._demand_total = 0.0
     sim._batch_out = out
     return batch_result(sim)
-
-
-def batch_result(sim: EngineCore) -> SimResult:
-    """``sim.result()`` after a batch run: the table built from the core's arrays.
-
-    The same columns as ``metrics.job_columns`` reads from the jobs, with the same expressions
-    (``derive_columns``); built anew at each call, from the core's immutable output.
-    """
-    out = sim._batch_out
-    assert out is not None
-    n = len(sim._order)
-    start = np.frombuffer(out[0], dtype=np.float64, count=n)
-    end = np.frombuffer(out[1], dtype=np.float64, count=n)
-    code = np.frombuffer(out[2], dtype=np.int8, count=n)
-    inputs = np.frombuffer(out[10], dtype=np.float64, count=4 * n).reshape(4, n)
-    work = inputs[1]
-    size = np.frombuffer(out[11], dtype=np.int64, count=n)
-    # A killed job's progress, as the engine settles it at its kill (``progress_work``).
-    left = work - 1.0 * (end - start)
-    remaining = np.where(left > 0, left, 0.0)
-    kind = np.empty(n, dtype=object)
-    kind[:] = _RIGID.value
-    columns = derive_columns(
-        {
-            "id": np.fromiter(sim._jobs, dtype=np.int64, count=n),
-            "kind": kind,
-            "state": _STATES.take(code),
-            "submit": inputs[0].copy(),
-            "start": start.copy(),
-            "end": end,
-            "requested_nodes": size.copy(),
-            "max_nodes_held": np.where(code != 2, size, 0),
-            "work": work.copy(),
-            "waste": np.zeros(n),
-            "reconfigurations": np.zeros(n, dtype=np.int64),
-            "preemptions": np.zeros(n, dtype=np.int64),
-            "migrations": np.zeros(n, dtype=np.int64),
-            "lost_work": np.where(code == 1, (work - remaining) * size * 1.0, 0.0),
-        },
-        sim.config.bsld_tau,
-    )
-    return SimResult(columns, summarize(sim, columns))
 
 
 def _write_back(

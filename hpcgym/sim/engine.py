@@ -338,13 +338,9 @@ class EngineCore:
 
     def result(self) -> SimResult:
         """Per-job table and episode summary (see ``hpcgym.sim.metrics``)."""
-        if self._batch_out is not None:
-            from hpcgym.sim.batch import batch_result
+        from hpcgym.sim.metrics import batch_result, collect
 
-            return batch_result(self)
-        from hpcgym.sim.metrics import collect
-
-        return collect(self)
+        return batch_result(self) if self._batch_out is not None else collect(self)
 
     # ----------------------------------------------------------------------------- loop
     def advance(self) -> bool:

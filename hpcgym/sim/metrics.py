@@ -230,3 +230,51 @@ def collect(sim: EngineCore) -> SimResult:
     """The ``SimResult`` of ``sim`` as it stands (normally after the last event)."""
     columns = job_columns(sim)
     return SimResult(columns, summarize(sim, columns))
+
+
+_BATCH_STATES = np.array(
+    [JobState.COMPLETED.value, JobState.KILLED.value, JobState.REJECTED.value], dtype=object
+)
+"""State names by the batch core's codes: 0 completed, 1 killed, 2 rejected."""
+
+
+def batch_result(sim: EngineCore) -> SimResult:
+    """``sim.result()`` after a batch run (``hpcgym.sim.batch``): the table from the core's arrays.
+
+    The same columns as ``metrics.job_columns`` reads from the jobs, with the same expressions
+    (``derive_columns``); built anew at each call, from the core's immutable output.
+    """
+    out = sim._batch_out
+    assert out is not None
+    n = len(sim._order)
+    start = np.frombuffer(out[0], dtype=np.float64, count=n)
+    end = np.frombuffer(out[1], dtype=np.float64, count=n)
+    code = np.frombuffer(out[2], dtype=np.int8, count=n)
+    inputs = np.frombuffer(out[10], dtype=np.float64, count=4 * n).reshape(4, n)
+    work = inputs[1]
+    size = np.frombuffer(out[11], dtype=np.int64, count=n)
+    # A killed job's progress, as the engine settles it at its kill (``progress_work``).
+    left = work - 1.0 * (end - start)
+    remaining = np.where(left > 0, left, 0.0)
+    kind = np.empty(n, dtype=object)
+    kind[:] = JobKind.RIGID.value
+    columns = derive_columns(
+        {
+            "id": np.fromiter(sim._jobs, dtype=np.int64, count=n),
+            "kind": kind,
+            "state": _BATCH_STATES.take(code),
+            "submit": inputs[0].copy(),
+            "start": start.copy(),
+            "end": end,
+            "requested_nodes": size.copy(),
+            "max_nodes_held": np.where(code != 2, size, 0),
+            "work": work.copy(),
+            "waste": np.zeros(n),
+            "reconfigurations": np.zeros(n, dtype=np.int64),
+            "preemptions": np.zeros(n, dtype=np.int64),
+            "migrations": np.zeros(n, dtype=np.int64),
+            "lost_work": np.where(code == 1, (work - remaining) * size * 1.0, 0.0),
+        },
+        sim.config.bsld_tau,
+    )
+    return SimResult(columns, summarize(sim, columns))

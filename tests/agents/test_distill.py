@@ -27,6 +27,7 @@ from hpcgym.baselines.priority import PriorityReserve, f1_score
 from hpcgym.baselines.rlsched_setting import CONFIG
 from hpcgym.bench import scenarios
 from hpcgym.bench.episode import run_episode, score_scheduler
+from hpcgym.cli import main
 from hpcgym.errors import SpecError
 from hpcgym.sim import JobSpec, Platform, Simulator
 from hpcgym.workloads.registry import load
@@ -250,11 +251,14 @@ def test_bad_cards_and_networks_are_refused() -> None:
 
 
 def test_build_records_fits_resumes_and_never_overwrites(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "distilled"
     argv = ["--out", str(out), "--seeds", "0", "--sequences", "2", "--length", "64"]
-    ds.main([*argv, "--epochs", "2", "--workers", "1", "--backfill", "--members", "2"])
+    assert (
+        main(["distill", *argv, "--epochs", "2", "--workers", "1", "--backfill", "--members", "2"])
+        == 0
+    )
     card = load_engine_card(out / "s0")
     assert isinstance(card, DistilledCard) and card.backfill
     assert card.training["sequences"] == 2 and card.training["members"] == 2
@@ -262,8 +266,11 @@ def test_build_records_fits_resumes_and_never_overwrites(
     assert [np.array(m[0][0]).shape for m in card.members] == [(WIDTH, 32)] * 2
     choices = (out / "s0" / "choices.npz").read_bytes()
     before = (out / "s0" / "distilled.json").read_text()
-    with pytest.raises(SystemExit, match="not overwritten"):
-        ds.main([*argv, "--epochs", "2", "--workers", "1", "--backfill", "--members", "2"])
+    assert (
+        main(["distill", *argv, "--epochs", "2", "--workers", "1", "--backfill", "--members", "2"])
+        == 2
+    )
+    assert "not overwritten" in capsys.readouterr().err
     assert (out / "s0" / "distilled.json").read_text() == before
     # Resumed: the recorded choices are reused, not recorded again.
     (out / "s0" / "distilled.json").unlink()
@@ -272,21 +279,24 @@ def test_build_records_fits_resumes_and_never_overwrites(
         raise AssertionError("recorded again")
 
     monkeypatch.setattr(ds, "record", no_recording)
-    ds.main([*argv, "--epochs", "2", "--workers", "1", "--backfill", "--members", "2"])
+    assert (
+        main(["distill", *argv, "--epochs", "2", "--workers", "1", "--backfill", "--members", "2"])
+        == 0
+    )
     assert (out / "s0" / "distilled.json").read_text() == before
     assert (out / "s0" / "choices.npz").read_bytes() == choices
     (out / "s0" / "distilled.json").unlink()
-    with pytest.raises(SystemExit, match="other settings"):
-        ds.main([*argv, "--epochs", "2", "--workers", "1"])
+    assert main(["distill", *argv, "--epochs", "2", "--workers", "1"]) == 2
+    assert "other settings" in capsys.readouterr().err
 
 
 def test_dagger_rounds_record_where_the_networks_play(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "dagger"
     argv = ["--out", str(out), "--seeds", "0", "--sequences", "2", "--length", "64"]
     opts = ["--epochs", "2", "--workers", "1", "--backfill", "--members", "2"]
-    ds.main([*argv, *opts, "--rounds", "2"])
+    assert main(["distill", *argv, *opts, "--rounds", "2"]) == 0
     folder = out / "s0"
     card = load_engine_card(folder)
     assert isinstance(card, DistilledCard)
@@ -304,7 +314,7 @@ def test_dagger_rounds_record_where_the_networks_play(
     total = len(round0["x"]) + len(round1["x"])
     assert card.training["reports"][0]["choices"] == total
     # Round 0 is the one-round build's recording, byte for byte.
-    ds.main(["--out", str(tmp_path / "plain"), *argv[2:], *opts])
+    assert main(["distill", "--out", str(tmp_path / "plain"), *argv[2:], *opts]) == 0
     plain = tmp_path / "plain" / "s0" / "choices.npz"
     assert plain.read_bytes() == (folder / "choices.npz").read_bytes()
     # Resumed from both rounds' recordings: the same card, nothing recorded again.
@@ -315,7 +325,7 @@ def test_dagger_rounds_record_where_the_networks_play(
         raise AssertionError("recorded again")
 
     monkeypatch.setattr(ds, "record", no_recording)
-    ds.main([*argv, *opts, "--rounds", "2"])
+    assert main(["distill", *argv, *opts, "--rounds", "2"]) == 0
     assert (folder / "distilled.json").read_text() == before
-    with pytest.raises(SystemExit, match="rounds must be"):
-        ds.main(["--out", str(tmp_path / "x"), *argv[2:], *opts, "--rounds", "0"])
+    assert main(["distill", "--out", str(tmp_path / "x"), *argv[2:], *opts, "--rounds", "0"]) == 2
+    assert "rounds must be" in capsys.readouterr().err

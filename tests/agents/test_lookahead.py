@@ -25,6 +25,7 @@ from hpcgym.baselines.priority import PriorityReserve, f1_score
 from hpcgym.baselines.rlsched_setting import CONFIG
 from hpcgym.bench import scenarios
 from hpcgym.bench.episode import run_episode, score_scheduler
+from hpcgym.cli import main
 from hpcgym.errors import SpecError
 from hpcgym.sim import JobSpec, Simulator
 from hpcgym.workloads.registry import load
@@ -265,16 +266,17 @@ def test_cards_are_written_per_seed_and_never_overwritten(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "planners"
-    rp.main(["--out", str(out), "--seeds", "0-1", "--backfill", "--horizon", "16", "--note", "x"])
+    argv = ["--out", str(out), "--seeds", "0-1", "--backfill", "--horizon", "16", "--note", "x"]
+    assert main(["write-planners", *argv]) == 0
     assert capsys.readouterr().out.split() == [str(out / f"s{s}" / "planner.json") for s in (0, 1)]
     cards = [PlannerCard.from_json((out / f"s{s}" / "planner.json").read_text()) for s in (0, 1)]
     assert [c.seed for c in cards] == [0, 1]
     assert all(c.backfill and c.horizon == 16 and c.training == {"note": "x"} for c in cards)
     before = (out / "s1" / "planner.json").read_text()
-    with pytest.raises(SystemExit, match="not overwritten"):
-        rp.main(["--out", str(out), "--seeds", "1-2", "--horizon", "64"])
+    assert main(["write-planners", "--out", str(out), "--seeds", "1-2", "--horizon", "64"]) == 2
+    assert "hpcgym: error: planner cards exist, not overwritten" in capsys.readouterr().err
     assert (out / "s1" / "planner.json").read_text() == before
     assert not (out / "s2").exists()
-    with pytest.raises(SystemExit, match="candidates"):
-        rp.main(["--out", str(tmp_path / "bad"), "--candidates", "0"])
+    assert main(["write-planners", "--out", str(tmp_path / "bad"), "--candidates", "0"]) == 2
+    assert "hpcgym: error: " in (err := capsys.readouterr().err) and "candidates" in err
     assert not (tmp_path / "bad").exists()

@@ -13,12 +13,13 @@ from __future__ import annotations
 import functools
 
 import pytest
+from conservative_replan import ConservativeReplan
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hpcgym.workloads as W
 from hpcgym.baselines import make
-from hpcgym.baselines.classic import ConservativeBackfill, ConservativeReplan
+from hpcgym.baselines.classic import ConservativeBackfill
 from hpcgym.sim import JobSpec, Platform, SimConfig, Simulator
 from hpcgym.workloads import transforms
 

@@ -1,9 +1,10 @@
-"""Paper checks: scripts reproducing each paper's qualitative result (see docs/papers.md).
+"""Paper checks: each reproduces one paper's qualitative result (see docs/papers.md).
 
 ``PAPERS`` names the check of each paper. A check's module exposes
 ``run(quick: bool, out: Path | None) -> str``: it runs the check (``quick``: a small sample
-that fits in a few minutes), writes the Markdown tables to ``out`` when given and returns them.
-``hpcgym papers NAME [--quick]`` calls it (:func:`run_paper`).
+that fits in a few minutes), writes the Markdown tables to ``out`` when given and returns them
+(:func:`run_paper`). ``hpcgym papers NAME [options]`` runs a check with the flags that
+:mod:`hpcgym.bench.papers.cli` declares for it, through the module's ``command(args)``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hpcgym.atomic import write_text
+from hpcgym.atomic import write_csv, write_text
 from hpcgym.errors import HpcGymError
 
 PAPERS: dict[str, str] = {
@@ -24,6 +25,8 @@ PAPERS: dict[str, str] = {
     "sdpolicy": "hpcgym.bench.papers.sdpolicy",
     "koala": "hpcgym.bench.papers.koala",
     "dfrs": "hpcgym.bench.papers.dfrs",
+    "rlscheduler": "hpcgym.bench.papers.rlscheduler",
+    "evolving": "hpcgym.bench.papers.evolving",
 }
 """Paper name -> the module of its check."""
 
@@ -35,6 +38,10 @@ SUMMARIES: dict[str, str] = {
     "koala": "KOALA's malleability managers (FPSMA, EGS; PRA, PWA) on the DAS-3 clusters",
     "dfrs": "DFRS (fractional resource sharing, GreedyPM) against EASY by maximum and mean "
     "bounded stretch",
+    "rlscheduler": "RLScheduler's heuristic table (Lublin-1, mean bounded slowdown): its five "
+    "scores in reserve mode, without and with backfilling, beside the published numbers",
+    "evolving": "list scheduling of evolving applications (Klein and Perez): the six "
+    "algorithms on 1,000 generated cases, planned and run in the engine",
 }
 """One line per paper check (``hpcgym list papers``)."""
 
@@ -83,6 +90,25 @@ def run_all(fn: Callable[[Any], T], todo: Sequence[Any], workers: int) -> list[T
         return list(counted(pool.map(fn, todo, chunksize=2), progress))
 
 
+def tabulated(
+    simulate_all: Callable[[Any, int], Any],
+    todo: Sequence[Any],
+    workers: int,
+    report: Callable[[Any], str],
+    csv: str | None = None,
+) -> str:
+    """Run ``todo`` (``simulate_all(todo, workers)``: a frame, one row per simulation).
+
+    Returns ``report`` of the frame with a line counting the simulations and their time; the
+    rows are written to ``csv`` too when given.
+    """
+    t0 = time.perf_counter()
+    df = simulate_all(todo, workers)
+    if csv:
+        write_csv(csv, df, index=False)
+    return report(df) + f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
+
+
 def marked(verdict: str, preview: bool) -> str:
     """A verdict as a quick check prints it: with ``?`` (a preview, not a result)."""
     return f"{verdict}?" if preview else verdict
@@ -104,6 +130,16 @@ def publish(text: str, out: str | Path | None) -> None:
         write_text(out, text)
 
 
+def no_quick(name: str, args: Any) -> None:
+    """Refuse ``--quick`` for a check (or mode) that has no small sample.
+
+    Raises:
+        HpcGymError: ``args.quick`` is set.
+    """
+    if getattr(args, "quick", False):
+        raise HpcGymError(f"paper check {name!r} has no --quick sample; run it without --quick")
+
+
 def runner(name: str) -> Callable[[bool, Path | None], str]:
     """The ``run`` function of paper ``name``'s check.
 
@@ -117,8 +153,7 @@ def runner(name: str) -> Callable[[bool, Path | None], str]:
     run = getattr(module, "run", None)
     if run is None:
         raise HpcGymError(
-            f"paper {name!r} has no runner yet: {module_name} defines no run(quick, out); "
-            f"run `python -m {module_name} --help` for its script"
+            f"paper {name!r} has no runner yet: {module_name} defines no run(quick, out)"
         )
     return run
 

@@ -16,10 +16,11 @@ variants without ``*`` (they behave like their ``*/per`` counterparts in the pap
 (not in the paper's tables). ``--zero-penalty`` reruns the named algorithms without the penalty
 (a sensitivity check, not part of the protocol).
 
-    python -m hpcgym.bench.papers.dfrs [--jobs 300] [--seeds 0] [--loads 0.1 0.3 0.5 0.7 0.9]
+    hpcgym papers dfrs [--quick] [--rows rows.csv] [--out out.md]  # the ablation (the check)
+    hpcgym papers dfrs --experiments [--jobs 300] [--seeds 0] [--loads 0.1 0.3 0.5 0.7 0.9]
         [--workers 2] [--csv out.csv] [--out out.md]
-    python -m hpcgym.bench.papers.dfrs --from-csv a.csv b.csv  # tables of finished runs
-    python -m hpcgym.bench.papers.dfrs --hpc2n 0 1 2 3 4 5 6 7 --jobs 100000  # HPC2N weeks
+    hpcgym papers dfrs --from-csv a.csv b.csv  # tables of finished runs
+    hpcgym papers dfrs --experiments --hpc2n 0 1 2 3 4 5 6 7 --jobs 100000  # HPC2N weeks
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ import pandas as pd
 from hpcgym.atomic import write_csv, write_text
 from hpcgym.baselines import make
 from hpcgym.baselines.dfrs import DFRSScheduler, dfrs_setup, max_stretch_bound, parse_name
-from hpcgym.bench.papers import Progress, marked, preview_note, publish
+from hpcgym.bench.papers import Progress, marked, no_quick, preview_note
 from hpcgym.bench.stats import interval
 from hpcgym.sim import JobSpec, SimConfig, Simulator
 from hpcgym.workloads import load
@@ -425,70 +426,60 @@ def run(quick: bool, out: Path | None) -> str:
     With ``out``, every finished case's row is kept beside it (``<out stem>-rows.csv``) and a
     rerun with the same ``out`` resumes from them (:func:`ablation_runs`).
     """
-    seeds = QUICK_SEEDS if quick else FULL_SEEDS
-    t0 = time.perf_counter()
     rows = None if out is None else Path(out).with_name(Path(out).stem + "-rows.csv")
-    df = ablation_runs(seeds, workers=2, rows_csv=rows)
-    text = ablation_report(df, preview=quick)
-    text += f"\n{len(df)} simulations in {time.perf_counter() - t0:.0f} s on 2 workers.\n"
+    text = _ablation(quick, workers=2, rows=rows)
     if out is not None:
         write_text(out, text)
     return text
 
 
-def main() -> None:
-    """Run the cases in parallel and print (or write) the tables."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--jobs", type=int, default=300)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--loads", type=float, nargs="+", default=[0.1, 0.3, 0.5, 0.7, 0.9])
-    parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS))
-    parser.add_argument("--zero-penalty", nargs="*", default=list(ZERO_PENALTY))
-    parser.add_argument("--hpc2n", type=int, nargs="*", default=None, help="HPC2N weeks instead")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--period", type=float, default=600.0, help="DFRS period (paper: 600 s)")
-    parser.add_argument("--csv", default=None)
-    parser.add_argument("--out", default=None)
-    parser.add_argument(
-        "--from-csv", nargs="+", default=None, help="tables from finished runs' CSVs (no run)"
-    )
-    parser.add_argument(
-        "--ablation", action="store_true", help="the ablation with intervals (what run() prints)"
-    )
-    parser.add_argument("--quick", action="store_true", help="with --ablation: 4 traces per load")
-    parser.add_argument(
-        "--rows",
-        default=None,
-        help="with --ablation: keep every finished case's row in this CSV and skip the cases it "
-        "holds (a stopped run resumes where it stopped)",
-    )
-    args = parser.parse_args()
-    if args.ablation:
-        seeds = QUICK_SEEDS if args.quick else FULL_SEEDS
-        t0 = time.perf_counter()
-        df = ablation_runs(seeds, args.workers, rows_csv=Path(args.rows) if args.rows else None)
-        if args.csv:
-            write_csv(args.csv, df, index=False)
-        text = ablation_report(df, preview=args.quick)
-        took = time.perf_counter() - t0
-        text += f"\n{len(df)} simulations in {took:.0f} s on {args.workers} workers.\n"
-        publish(text, args.out)
-        return
-    if args.from_csv:
+def _ablation(quick: bool, workers: int, rows: Path | None, csv: str | None = None) -> str:
+    seeds = QUICK_SEEDS if quick else FULL_SEEDS
+    t0 = time.perf_counter()
+    df = ablation_runs(seeds, workers, rows_csv=rows)
+    if csv:
+        write_csv(csv, df, index=False)
+    text = ablation_report(df, preview=quick)
+    took = time.perf_counter() - t0
+    return text + f"\n{len(df)} simulations in {took:.0f} s on {workers} workers.\n"
+
+
+def command(args: argparse.Namespace) -> str:
+    """``hpcgym papers dfrs [options]`` (``hpcgym.bench.papers.cli``).
+
+    The ablation (the check), the experiments' tables (``--experiments``), or those of finished
+    runs (``--from-csv``).
+    """
+    if args.ablation or not (args.experiments or args.from_csv):
+        rows = Path(args.rows) if args.rows else None
+        if rows is None and args.out is not None and not args.ablation:
+            rows = Path(args.out).with_name(Path(args.out).stem + "-rows.csv")
+        text = _ablation(args.quick, args.workers, rows, args.csv)
+    elif args.from_csv:
         df = pd.concat([pd.read_csv(p) for p in args.from_csv], ignore_index=True)
         df["period"] = df["period"].fillna(600.0) if "period" in df else 600.0
         key = ["seed", "load", "jobs", "algorithm", "penalty", "period"]
         df = df.drop_duplicates(subset=key, keep="last")
         text = tables(df)
         text += f"\nBounds: {sorted(set(round(b, 3) for b in df['bound']))}\n"
-        publish(text, args.out)
-        return
+    else:
+        no_quick("dfrs --experiments", args)
+        text = _experiments(args)
+    if args.out:
+        write_text(args.out, text)
+    return text
+
+
+def _experiments(args: argparse.Namespace) -> str:
+    """Run the experiments' cases in parallel; their tables."""
+    algorithms = ALGORITHMS if args.algorithms is None else args.algorithms
+    zero_penalty = ZERO_PENALTY if args.zero_penalty is None else args.zero_penalty
     keys = [(s, ld, args.jobs) for s in args.seeds for ld in args.loads]
     if args.hpc2n is not None:
         keys = [(-1, float(week), args.jobs) for week in args.hpc2n]
     per = args.period
-    cases = [Case(s, ld, n, a, 300.0, per) for s, ld, n in keys for a in args.algorithms]
-    cases += [Case(s, ld, n, a, 0.0, per) for s, ld, n in keys for a in args.zero_penalty]
+    cases = [Case(s, ld, n, a, 300.0, per) for s, ld, n in keys for a in algorithms]
+    cases += [Case(s, ld, n, a, 0.0, per) for s, ld, n in keys for a in zero_penalty]
     # Longest first, so that the pool ends together.
     cases.sort(key=lambda c: (c.algorithm in BATCH, -c.load))
     t0 = time.perf_counter()
@@ -517,8 +508,10 @@ def main() -> None:
     text = tables(df)
     text += f"\nBounds: {sorted(set(round(b, 3) for b in bounds.values()))}\n"
     text += f"Wall time: {time.perf_counter() - t0:.0f} s on {args.workers} workers.\n"
-    publish(text, args.out)
+    return text
 
 
 if __name__ == "__main__":
-    main()
+    from hpcgym.bench.papers.cli import alias
+
+    raise SystemExit(alias("dfrs"))

@@ -13,7 +13,7 @@ also run in the engine (``EvolvingListScheduler`` on a ``Simulator``; metrics fr
 ``hpcgym.sim.metrics``) and the two are compared. ``--literal`` adds the paper's literal model
 (steps may be held before a smaller one) for the expanding variants, offline.
 
-    python -m hpcgym.bench.papers.evolving [--cases 1000] [--online 200] [--workers 2] [--out f.md]
+    hpcgym papers evolving [--cases 1000] [--online 200] [--workers 2] [--out f.md]
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import time
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ import pandas as pd
 from hpcgym.atomic import write_csv, write_text
 from hpcgym.baselines.evolving.list_scheduling import VARIANTS, plan_metrics, schedule_jobs
 from hpcgym.baselines.evolving.online import EvolvingListScheduler
+from hpcgym.bench.papers import no_quick
 from hpcgym.sim import Simulator
 from hpcgym.workloads.evolving import generate_klein
 
@@ -204,17 +206,22 @@ def markdown(df: pd.DataFrame, fmt: str = "{:.3f}") -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the check and print (or write) the tables."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cases", type=int, default=1000)
-    ap.add_argument("--online", type=int, default=200, help="cases also run in the engine")
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--literal", action="store_true", help="add the paper's literal model")
-    ap.add_argument("--csv", default=None, help="write every row to this CSV")
-    ap.add_argument("--out", default=None, help="write the Markdown report here")
-    ap.add_argument("--from-csv", default=None, help="report on rows saved by --csv; no runs")
-    a = ap.parse_args(argv)
+def run(quick: bool, out: Path | None) -> str:
+    """The check with its defaults (1,000 cases, 200 also online): the report, also to ``out``.
+
+    Raises:
+        HpcGymError: ``quick``: the check has no small sample.
+    """
+    args = argparse.Namespace(
+        quick=quick, cases=1000, online=200, workers=2, literal=False, csv=None, from_csv=None
+    )
+    args.out = out
+    return command(args)
+
+
+def command(a: argparse.Namespace) -> str:
+    """``hpcgym papers evolving [options]`` (``hpcgym.bench.papers.cli``): the report."""
+    no_quick("evolving", a)
     tic = time.perf_counter()
     if a.from_csv:
         df = pd.read_csv(a.from_csv)
@@ -249,9 +256,10 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n\n".join(parts) + "\n"
     if a.out:
         write_text(a.out, text)
-    print(text)
-    return 0
+    return text
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from hpcgym.bench.papers.cli import alias
+
+    raise SystemExit(alias("evolving"))

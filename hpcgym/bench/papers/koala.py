@@ -20,7 +20,7 @@ Headline: the mean response time of EGS over FPSMA's on the same workload (per s
 (the paper: far above 1) and under PRA on the same W'm (to show where the approaches differ),
 and PWA's response over PRA's. Every run's metrics count KOALA's jobs only.
 
-    python -m hpcgym.bench.papers.koala [--quick] [--seeds 30] [--csv rows.csv] [--out f.md]
+    hpcgym papers koala [--quick] [--seeds 30] [--csv rows.csv] [--out f.md]
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import pandas as pd
 from hpcgym.atomic import write_csv, write_text
 from hpcgym.baselines.koala.background import background_jobs
 from hpcgym.baselines.koala.scheduler import Koala
-from hpcgym.bench.papers import Progress, counted, marked, preview_note, publish
+from hpcgym.bench.papers import Progress, counted, marked, preview_note
 from hpcgym.bench.stats import Estimate, interval
 from hpcgym.sim import Cluster, FixedCost, Platform, Simulator
 from hpcgym.workloads import generate_koala
@@ -245,34 +245,30 @@ def report(df: pd.DataFrame, preview: bool = False) -> str:
 
 def run(quick: bool, out: Path | None) -> str:
     """Run the check (``quick``: fewer seeds) and return its markdown; write it to ``out``."""
-    seeds = QUICK_SEEDS if quick else FULL_SEEDS
-    t0 = time.perf_counter()
-    df = runs(seeds)
-    text = report(df, preview=quick)
-    text += f"\n{len(df)} simulations in {time.perf_counter() - t0:.0f} s.\n"
+    text = _check(QUICK_SEEDS if quick else FULL_SEEDS)
     if out is not None:
         write_text(out, text)
     return text
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the check and print (or write) its tables."""
-    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help=f"{QUICK_SEEDS} seeds per cell")
-    ap.add_argument("--seeds", type=int, default=None, help=f"seeds per cell ({FULL_SEEDS})")
-    ap.add_argument("--csv", default=None, help="also write every run's row here")
-    ap.add_argument("--out", default=None)
-    args = ap.parse_args(argv)
-    seeds = args.seeds or (QUICK_SEEDS if args.quick else FULL_SEEDS)
+def _check(seeds: int, csv: str | None = None) -> str:
     t0 = time.perf_counter()
     df = runs(seeds)
-    if args.csv:
-        write_csv(args.csv, df, index=False)
+    if csv:
+        write_csv(csv, df, index=False)
     text = report(df, preview=seeds < FULL_SEEDS)
-    text += f"\n{len(df)} simulations in {time.perf_counter() - t0:.0f} s.\n"
-    publish(text, args.out)
-    return 0
+    return text + f"\n{len(df)} simulations in {time.perf_counter() - t0:.0f} s.\n"
+
+
+def command(args: argparse.Namespace) -> str:
+    """``hpcgym papers koala [--quick] [--seeds N] [--csv F] [--out F]`` (its cli module)."""
+    text = _check(args.seeds or (QUICK_SEEDS if args.quick else FULL_SEEDS), args.csv)
+    if args.out:
+        write_text(args.out, text)
+    return text
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from hpcgym.bench.papers.cli import alias
+
+    raise SystemExit(alias("koala"))

@@ -25,10 +25,12 @@ The ``ablation`` experiment (``run``, behind ``hpcgym papers mebf``) tests the i
 gaps: each headline under today's settings, the paper's reading (reconfiguration cost at the
 paper's scale, resizes at phase boundaries, run times from the scalability model for EBF and
 MEBF alike: ``hpcgym.baselines.mebf.settings``) and each of the three toggled alone, over
-``--ablation-windows`` 1K intensive windows, with 95% bootstrap intervals over windows.
+20 1K intensive windows (``--ablation-windows`` with ``--experiments --only ablation``), with
+95% bootstrap intervals over windows.
 
-    python -m hpcgym.bench.papers.mebf [--quick] [--workers 2] [--out results.md]
-    python -m hpcgym.bench.papers.mebf --only ablation --ablation-windows 20
+    hpcgym papers mebf [--quick] [--workers 2] [--out results.md]          # the ablation
+    hpcgym papers mebf --experiments [--quick] [--csv runs.csv] [--out results.md]
+    hpcgym papers mebf --experiments --only ablation --ablation-windows 20
 """
 
 from __future__ import annotations
@@ -38,15 +40,16 @@ import itertools
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from hpcgym.atomic import write_csv, write_text
+from hpcgym.atomic import write_text
 from hpcgym.baselines import make
 from hpcgym.baselines.mebf.settings import PAPER_COST_SCALE, model_runtime, scale_reconfig
-from hpcgym.bench.papers import publish, run_all
+from hpcgym.bench.papers import run_all, tabulated
 from hpcgym.bench.stats import interval
 from hpcgym.sim import JobSpec, PowerLaw, SimConfig, Simulator
 from hpcgym.workloads import load
@@ -483,51 +486,44 @@ def run(quick: bool = False, out: Path | None = None, workers: int = 2) -> str:
 
     Returns the Markdown tables (written to ``out`` too when given).
     """
-    windows = QUICK_WINDOWS if quick else ABLATION_WINDOWS
-    todo = ablation_cases(windows)
-    t0 = time.perf_counter()
-    df = _simulate_all(todo, workers)
-    text = ablation_report(df, preview=quick)
-    text += f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
+    text = _ablation(quick, workers)
     if out is not None:
         write_text(out, text)
     return text
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the check and print (or write) its tables."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds-1k", type=int, default=5, help="1,000-job windows per setting")
-    ap.add_argument("--seeds-5k", type=int, default=2, help="5,000-job windows per setting")
-    ap.add_argument("--quick", action="store_true", help="1 window per setting")
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--out", default=None, help="write the Markdown tables here")
-    ap.add_argument("--csv", default=None, help="write every run's record here")
-    ap.add_argument("--from-csv", nargs="+", help="only tabulate records written by --csv")
-    ap.add_argument("--only", nargs="+", help="run only these experiments (or ablation)")
-    ap.add_argument("--ablation-windows", type=int, default=ABLATION_WINDOWS)
-    args = ap.parse_args(argv)
+def _ablation(quick: bool, workers: int, csv: str | None = None) -> str:
+    todo = ablation_cases(QUICK_WINDOWS if quick else ABLATION_WINDOWS)
+    report = partial(ablation_report, preview=quick)
+    return tabulated(_simulate_all, todo, workers, report, csv)
+
+
+def command(args: argparse.Namespace) -> str:
+    """``hpcgym papers mebf [options]`` (``hpcgym.bench.papers.cli``).
+
+    The check, or the experiments (``--experiments``), or the tables of records (``--from-csv``).
+    """
     if args.from_csv:
         df = pd.concat(pd.read_csv(f) for f in args.from_csv)
         # Records from before a column existed have its default.
         df = df.fillna({"cost_scale": 1.0, "rho_bias": 0.0, "model": "exact"})
         text = _tables(df)
+    elif not args.experiments:
+        text = _ablation(args.quick, args.workers, args.csv)
     else:
         todo = cases(1, 1) if args.quick else cases(args.seeds_1k, args.seeds_5k)
         if args.only:
             todo = [c for c in todo if c.experiment in args.only]
             if "ablation" in args.only:
                 windows = QUICK_WINDOWS if args.quick else args.ablation_windows
-                todo += ablation_cases(windows)
-        t0 = time.perf_counter()
-        df = _simulate_all(todo, args.workers)
-        if args.csv:
-            write_csv(args.csv, df, index=False)
-        text = _tables(df)
-        text += f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
-    publish(text, args.out)
-    return 0
+                todo += ablation_cases(windows or ABLATION_WINDOWS)
+        text = tabulated(_simulate_all, todo, args.workers, _tables, args.csv)
+    if args.out:
+        write_text(args.out, text)
+    return text
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from hpcgym.bench.papers.cli import alias
+
+    raise SystemExit(alias("mebf"))

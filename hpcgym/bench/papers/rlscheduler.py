@@ -3,7 +3,7 @@
 RLScheduler (Zhang et al., SC20) compares its agent with five job scores, each run in its
 "reserve" mode without and with backfilling (``hpcgym.baselines.priority``), on 10 sequences
 of 1,024 consecutive lublin_256 jobs drawn with seed 1 (``hpcgym.workloads.rlsched``). This
-script runs the scores on the same sequences and prints our means with 95% bootstrap intervals
+check runs the scores on the same sequences and prints our means with 95% bootstrap intervals
 next to the published numbers, then the same on more sequences of the same draw (the first 10
 are the published ones) for a tighter estimate, and the ``easy-<score>`` family for context.
 
@@ -12,7 +12,7 @@ handles one submission or job end at a time (our engine delivers every event of 
 together): it explains the small gaps with backfilling. Facts, sources and gaps:
 ``docs/rlscheduler.md``.
 
-    python -m hpcgym.bench.papers.rlscheduler [--more 100] [--event-order] [--out table.md]
+    hpcgym papers rlscheduler [--more 100] [--event-order] [--out table.md]
 """
 
 from __future__ import annotations
@@ -20,13 +20,15 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
+from hpcgym.atomic import write_text
 from hpcgym.baselines.base import runtime_estimate
 from hpcgym.baselines.priority import SCORES, EasyPriority, PriorityReserve
 from hpcgym.baselines.rlsched_setting import CONFIG
-from hpcgym.bench.papers import publish
+from hpcgym.bench.papers import no_quick
 from hpcgym.bench.stats import interval
 from hpcgym.sim import JobSpec, Simulator
 from hpcgym.workloads.registry import resolve_file
@@ -221,27 +223,37 @@ def report(
     return "\n".join(out)
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Command line: print (and optionally write) the tables."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--trace", default=TRACE, help="SWF file (default: lublin_256.swf.gz)")
-    p.add_argument("--count", type=int, default=EVAL_COUNT, help="published sequences (10)")
-    p.add_argument("--more", type=int, default=100, help="sequences for the last column")
-    p.add_argument("--seed", type=int, default=EVAL_SEED)
-    p.add_argument("--length", type=int, default=EVAL_LENGTH)
-    p.add_argument("--event-order", action="store_true", help="add the event-order model")
-    p.add_argument("--out", help="also write the tables here")
-    a = p.parse_args(argv)
+def run(quick: bool, out: Path | None) -> str:
+    """The check with its defaults: the tables (written to ``out`` too when given).
+
+    Raises:
+        HpcGymError: ``quick``: the check has no small sample (it takes about a minute).
+    """
+    if quick:
+        no_quick("rlscheduler", argparse.Namespace(quick=True))
+    text = report()
+    if out is not None:
+        write_text(out, text)
+    return text
+
+
+def command(args: argparse.Namespace) -> str:
+    """``hpcgym papers rlscheduler [options]`` (``hpcgym.bench.papers.cli``): the tables."""
+    no_quick("rlscheduler", args)
     text = report(
-        a.trace,
-        count=a.count,
-        more=a.more,
-        seed=a.seed,
-        length=a.length,
-        event_order=a.event_order,
+        args.trace or TRACE,
+        count=EVAL_COUNT if args.count is None else args.count,
+        more=args.more,
+        seed=EVAL_SEED if args.seed is None else args.seed,
+        length=EVAL_LENGTH if args.length is None else args.length,
+        event_order=args.event_order,
     )
-    publish(text, a.out)
+    if args.out:
+        write_text(args.out, text)
+    return text
 
 
 if __name__ == "__main__":
-    main()
+    from hpcgym.bench.papers.cli import alias
+
+    raise SystemExit(alias("rlscheduler"))

@@ -25,7 +25,8 @@ backfill and MAXSD 10 under today's setting (all seven partitions on 5,832 nodes
 runtime model), the paper's (the primary partition 10 alone on its 5,040 nodes, ideal model:
 estimates and simulated progress) and each part alone, with 95% bootstrap intervals.
 
-    python -m hpcgym.bench.papers.sdpolicy [--windows 3] [--days 6] [--workers 2] [--out f.md]
+    hpcgym papers sdpolicy [--quick] [--ablation SETTING...] [--workers 2] [--out f.md]
+    hpcgym papers sdpolicy --experiments [--windows 3] [--days 6] [--workers 2] [--out f.md]
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import math
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +46,7 @@ import pandas as pd
 from hpcgym.atomic import write_csv, write_text
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.sdpolicy.scheduler import DYNAMIC, SDPolicy
-from hpcgym.bench.papers import marked, preview_note, publish, run_all
+from hpcgym.bench.papers import marked, no_quick, preview_note, run_all, tabulated
 from hpcgym.bench.stats import interval
 from hpcgym.errors import WorkloadError
 from hpcgym.sim import Platform, SimConfig, Simulator
@@ -343,65 +345,43 @@ def run(quick: bool = False, out: Path | None = None, workers: int = 2) -> str:
     Returns the Markdown table (written to ``out`` too when given).
     """
     todo = ablation_cases(1.0, 6.0, last_start=18.0) if quick else ablation_cases()
-    t0 = time.perf_counter()
-    df = _simulate_all(todo, workers)
-    text = ablation_report(df, preview=quick)
-    text += f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
+    text = _ablation(todo, workers, preview=quick)
     if out is not None:
         write_text(out, text)
     return text
+
+
+def _ablation(todo: list[Case], workers: int, preview: bool, csv: str | None = None) -> str:
+    report = partial(ablation_report, preview=preview)
+    return tabulated(_simulate_all, todo, workers, report, csv)
 
 
 def _simulate_all(todo: list[Case], workers: int) -> pd.DataFrame:
     return pd.DataFrame(run_all(simulate, todo, workers))
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the check and print (or write) its tables."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--windows", type=int, default=3, help="CEA-Curie windows")
-    ap.add_argument("--days", type=float, default=6.0, help="days per CEA-Curie window")
-    ap.add_argument("--kth-windows", type=int, default=3)
-    ap.add_argument("--kth-jobs", type=int, default=3000, help="jobs per KTH window")
-    ap.add_argument("--malleable", type=float, default=1.0, help="fraction of malleable jobs")
-    ap.add_argument("--ideal", action="store_true", help="also DynAVGSD with the ideal model")
-    ap.add_argument("--variants", nargs="*", default=None, help="subset of variants to run")
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--csv", default=None, help="write every run's record here")
-    ap.add_argument(
-        "--from-csv", nargs="+", default=None, help="only tabulate records written by --csv"
-    )
-    ap.add_argument("--out", default=None, help="write the Markdown tables here")
-    ap.add_argument(
-        "--ablation",
-        nargs="*",
-        default=None,
-        metavar="SETTING",
-        help=f"run the ablation instead (settings: {', '.join(SETTINGS)}; none given: all)",
-    )
-    ap.add_argument("--step", type=float, default=1.0, help="ablation: days between windows")
-    ap.add_argument("--last-start", type=float, default=None, help="ablation: last window start")
-    ap.add_argument(
-        "--window-index", type=int, nargs="+", default=None, help="ablation: only these windows"
-    )
-    args = ap.parse_args(argv)
+def command(args: argparse.Namespace) -> str:
+    """``hpcgym papers sdpolicy [options]`` (``hpcgym.bench.papers.cli``).
+
+    The ablation (the check; ``--ablation SETTING...`` narrows it), the experiments
+    (``--experiments``), or the tables of records (``--from-csv``).
+    """
     if args.from_csv:
         df = pd.concat(pd.read_csv(f, keep_default_na=False, na_values=[""]) for f in args.from_csv)
         text = (
             ablation_report(df) if "setting" in df and df["setting"].notna().all() else report(df)
         )
-    elif args.ablation is not None:
-        names = tuple(args.ablation) or tuple(SETTINGS)
-        todo = ablation_cases(args.days, args.step, names, args.last_start, args.window_index)
-        t0 = time.perf_counter()
-        df = _simulate_all(todo, args.workers)
-        if args.csv:
-            write_csv(args.csv, df, index=False)
-        text = (
-            ablation_report(df)
-            + f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
-        )
+    elif args.ablation is not None or not args.experiments:
+        quick = args.quick
+        names = tuple(args.ablation or ()) or tuple(SETTINGS)
+        days = args.days if args.days is not None else (1.0 if quick else 6.0)
+        step = args.step if args.step is not None else (6.0 if quick else 1.0)
+        last = args.last_start if args.last_start is not None else (18.0 if quick else None)
+        todo = ablation_cases(days, step, names, last, args.window_index)
+        text = _ablation(todo, args.workers, preview=quick, csv=args.csv)
     else:
+        no_quick("sdpolicy --experiments", args)
+        args.days = 6.0 if args.days is None else args.days
         todo = cases(args)
         t0 = time.perf_counter()
         with ProcessPoolExecutor(args.workers) as pool:
@@ -409,8 +389,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.csv:
             write_csv(args.csv, df, index=False)
         text = report(df) + f"\n{len(todo)} simulations in {time.perf_counter() - t0:.0f} s.\n"
-    publish(text, args.out)
-    return 0
+    if args.out:
+        write_text(args.out, text)
+    return text
 
 
 def _days(count: float) -> str:
@@ -419,4 +400,6 @@ def _days(count: float) -> str:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from hpcgym.bench.papers.cli import alias
+
+    raise SystemExit(alias("sdpolicy"))
