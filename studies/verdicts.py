@@ -120,7 +120,7 @@ def run_scenario(scenario: str, agents: tuple[str, ...], out: Path) -> pd.DataFr
 
 
 def _num(x: float) -> str:
-    return "-" if math.isnan(x) else (f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.2f}")
+    return "-" if math.isnan(x) else (f"{x:,.0f}" if abs(x) >= 100 else f"{x:.2f}")
 
 
 def kept(table: pd.DataFrame, agents: tuple[str, ...]) -> pd.DataFrame:

@@ -9,7 +9,9 @@ by the **interval rule**:
 - ``beats``: the policy's 95% interval of the mean objective lies entirely below the best
   heuristic's (lower is better);
 - ``loses``: it lies entirely above;
-- ``tie``: the two intervals overlap.
+- ``tie``: the two intervals overlap;
+- ``not judged``: the policy left episodes truncated (its objective then covers only the jobs
+  that finished, so it is not comparable).
 
 Two non-overlapping 95% intervals are a stricter test than a paired one: a ``beats`` survives
 a reviewer who doubts the pairing. A verdict on the objective alone says nothing about the
@@ -110,8 +112,14 @@ def verdict_table(
             row["episodes"] = r["episodes"]
             for col in ("mean", "mean_low", "mean_high", "worst_job", "mean_response"):
                 row[col] = r.get(col, math.nan)
+            cut = int(r.get("truncated", 0) or 0)
             if policy == name:
                 row["verdict"] = "best heuristic"
+                row.update({f"win{s}": math.nan for s in ("", "_low", "_high")})
+                row["response_win"] = math.nan
+            elif cut or int(ref_row.get("truncated", 0) or 0):
+                # A truncated episode's objective covers only the jobs that finished.
+                row["verdict"] = f"not judged ({cut} truncated)" if cut else "-"
                 row.update({f"win{s}": math.nan for s in ("", "_low", "_high")})
                 row["response_win"] = math.nan
             else:
@@ -134,7 +142,7 @@ def _num(value: Any, digits: int = 2) -> str:
     x = float(value)
     if math.isnan(x):
         return "-"
-    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.{digits}f}"
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.{digits}f}"
 
 
 def verdicts_markdown(table: pd.DataFrame, best: dict[str, str]) -> str:

@@ -89,6 +89,13 @@ def test_the_table_judges_each_policy_against_the_named_best_only() -> None:
     assert "best heuristic `easy`" in text
     (advance,) = [line for line in text.splitlines() if line.startswith("| advance ")]
     assert advance.endswith("| beats *(worse response)* |")
+    # a policy that left episodes truncated is not judged: its objective skips jobs
+    cut = results.assign(truncated=(results["policy"] == "advance") & (results["seed"] < 3))
+    stats = intervals(cut, {"s-v0": "mean_bstretch"})
+    table = verdict_table(stats, cut, {"s-v0": "easy"}).set_index("policy")
+    assert table.loc["advance", "verdict"] == "not judged (3 truncated)"
+    assert math.isnan(table.loc["advance", "win"])
+    assert table.loc["fcfs", "verdict"] == "loses"
     # no best named, or the named one did not play: no verdicts
     assert verdict_table(stats, results, {}).empty
     assert verdict_table(stats, results, {"s-v0": "sjf"}).empty
