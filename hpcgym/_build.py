@@ -1,6 +1,6 @@
 """Which of hpcgym's modules run compiled, and a warning when a compiled one is stale.
 
-``setup.py`` compiles the simulator's hot modules with mypyc where it can (``COMPILED`` there
+``setup.py`` compiles the simulator's and the env step's hot modules with mypyc where it can (``COMPILED`` there
 lists the files of ``COMPILED_MODULES`` here; a test keeps the two lists equal). The
 pure-Python modules behave the same, only slower.
 """
@@ -20,6 +20,12 @@ COMPILED_MODULES = (
     "hpcgym.baselines.classic",
     "hpcgym.baselines.profile",
     "hpcgym.sim.batch",
+    "hpcgym.envs.ledger",
+    "hpcgym.envs.observations",
+    "hpcgym.envs.menu",
+    "hpcgym.envs.commands",
+    "hpcgym.envs.capacity",
+    "hpcgym.envs.sizes",
 )
 
 NATIVE_MODULES = {"hpcgym.sim._batchcore": "hpcgym/sim/_batchcore.c"}

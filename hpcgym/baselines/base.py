@@ -66,12 +66,17 @@ class BaseScheduler:
         FCFS and EASY on rigid jobs run in the C batch core, with the same result
         (``hpcgym.sim.batch``).
         """
+        self._run(sim)
+
+    def _run(self, sim: Simulator) -> SimResult | None:
+        """``run``'s work; the result table when the batch core ran it (it builds one)."""
         self.reset()
-        if run_batch(sim, self) is not None:
-            return
-        schedule = self.schedule
-        while sim.advance():
-            schedule(sim)
+        done = run_batch(sim, self)
+        if done is None:
+            schedule = self.schedule
+            while sim.advance():
+                schedule(sim)
+        return done
 
     def setting(
         self, jobs: Sequence[JobSpec], config: SimConfig
@@ -111,7 +116,13 @@ class BaseScheduler:
         """Run one episode of ``jobs`` on ``platform`` in this scheduler's setting."""
         jobs, config = self.setting(jobs, config or SimConfig())
         sim = Simulator(platform, jobs, config)
-        self.run(sim)
+        if type(self).run is BaseScheduler.run:
+            # The batch core's run builds the result table: keep it rather than build another.
+            done = self._run(sim)
+            if done is not None:
+                return done
+        else:  # a subclass's own run
+            self.run(sim)
         return sim.result()
 
     def __repr__(self) -> str:

@@ -25,6 +25,9 @@ from hpcgym.sim.simulator import Simulator
 ACTIONS: dict[str, type[ActionMenu]] = {"menu": ActionMenu}
 """Action encodings by name."""
 
+_INTEGERS = (int, np.integer)
+_BOOLEANS = (bool, np.bool_)
+
 
 def _action_index(action: Any) -> int:
     """The menu index an action names: an integer of any integer type, or a one-element array.
@@ -32,9 +35,12 @@ def _action_index(action: Any) -> int:
     Raises:
         CommandError: Anything else (``0.7``, ``"0"``, ``True``): it names no menu entry.
     """
+    kind = type(action)
+    if kind is int or kind is np.int64:  # the usual actions, first (``bool`` is not ``int``)
+        return int(action)
     if isinstance(action, np.ndarray) and action.size == 1 and action.dtype.kind in "iu":
         return int(action.reshape(()))
-    if isinstance(action, int | np.integer) and not isinstance(action, bool | np.bool_):
+    if isinstance(action, _INTEGERS) and not isinstance(action, _BOOLEANS):
         return int(action)
     raise CommandError(f"an action is an integer menu index, got {action!r}")
 

@@ -27,6 +27,7 @@ from itertools import repeat
 from typing import Any
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from hpcgym.envs.capacity import Capacity
 from hpcgym.envs.commands import Commander
@@ -92,6 +93,7 @@ class Decision:
     reclaim: np.ndarray = field(default_factory=lambda: _NONE_B)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ActionMenu:
     """The ``"menu"`` action encoding (see the module docstring for the layout)."""
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from mypy_extensions import mypyc_attr
 
 from hpcgym.envs.config import EnvConfig
 from hpcgym.envs.ledger import (
@@ -53,6 +54,7 @@ T_FEATURES = 6
 C_FEATURES = 4
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class DictObservation:
     """The ``"dict"`` encoder: a ``Dict`` of float32 boxes in ``[0, 1]`` (see module docstring)."""
 
@@ -197,6 +199,7 @@ class DictObservation:
         return np.clip(out, 0.0, 1.0)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class FlatObservation(DictObservation):
     """The ``"flat"`` encoder: the ``"dict"`` arrays concatenated in their key order."""
 

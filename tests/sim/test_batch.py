@@ -180,6 +180,60 @@ def test_base_scheduler_run_and_simulate_take_the_core() -> None:
     assert via_simulate.summary == loop.summary
 
 
+class _CountingSimulator(Simulator):
+    """A ``Simulator`` that counts the calls of ``result`` (a Python subclass)."""
+
+    results = 0
+
+    def result(self):  # type: ignore[no-untyped-def]
+        type(self).results += 1
+        return super().result()
+
+
+@pytest.mark.parametrize("name", ["fcfs", "easy"])
+def test_simulate_keeps_the_table_the_core_built(name: str, monkeypatch) -> None:
+    # The core's run builds the result table; simulate() returns it instead of building a
+    # second one with sim.result(), and it is the same table as run() then result() give.
+    import hpcgym.baselines.base as base
+
+    platform, jobs = _trace("swf/lublin256-v0", 300, 1.0)
+    monkeypatch.setattr(base, "Simulator", _CountingSimulator)
+    _CountingSimulator.results = 0
+    via_simulate = make(name).simulate(platform, jobs)
+    assert _CountingSimulator.results == 0
+    sim = Simulator(platform, jobs)
+    make(name).run(sim)
+    again = sim.result()
+    assert via_simulate.summary == again.summary
+    assert via_simulate.columns.keys() == again.columns.keys()
+    for key, column in again.columns.items():
+        assert np.array_equal(via_simulate.columns[key], column, equal_nan=column.dtype.kind == "f")
+
+
+def test_simulate_calls_a_subclass_own_run() -> None:
+    from hpcgym.baselines.base import BaseScheduler
+
+    class Mine(BaseScheduler):
+        """FCFS's decisions, with a ``run`` of its own (and no batch core: not declared)."""
+
+        calls = 0
+
+        def __init__(self) -> None:
+            self.fcfs = FCFS()
+
+        def schedule(self, sim: Simulator) -> None:
+            self.fcfs.schedule(sim)
+
+        def run(self, sim: Simulator) -> None:
+            type(self).calls += 1
+            super().run(sim)
+
+    platform, jobs = _trace("swf/lublin256-v0", 100, 1.0)
+    result = Mine().simulate(platform, jobs)
+    assert Mine.calls == 1
+    assert result.summary == make("fcfs").simulate(platform, jobs).summary
+
+
 class _Declares:
     batch_policy = batch.EASY
 

@@ -1,0 +1,324 @@
+"""Issue 43's table: the env path against bare loops, in one interleaved run, with its targets.
+
+Run: ``python benchmarks/env_path.py [--steps N] [--rounds R] [--max-jobs J] [--only KEYS]
+[--write]``. Prints the tables; ``--write`` rewrites the ``## The env path against bare loops``
+section of ``benchmarks/RESULTS.md``. Three parts, each interleaved round by round (A B A B,
+the order reversed every other round), CPU seconds (``time.process_time``), medians of rounds:
+
+- *env*: ``N`` uniformly random legal steps of every preset from ``gymnasium.make`` (resets
+  inside), and of ``hpcgym/Rigid-v0`` in reserve mode, against ``N`` steps of
+  ``bare_step.bare_steps``, a bare numpy step loop of ``Rigid-v0``'s interaction model;
+- *event loop*: ``advance`` then ``schedule`` by hand (what the env and every other scheduler
+  run) under ``make("fcfs")`` and ``make("easy")``, against ``bare_loops``'s plain-Python loops,
+  on every shape of ``scale.py`` (its first ``J`` jobs); the start times must be equal, job for
+  job, or the run fails;
+- *simulate()*: ``make(name).simulate(platform, jobs)`` counted whole (the setting, the
+  simulator's construction, the run, which takes the C batch core, and the result tables) from
+  the ``JobSpec``s, against the same bare loops.
+
+Speed ratios are *bare CPU / hpcgym CPU* (above 1: hpcgym is faster), except the env's, which
+is *env steps/s / bare steps/s*. The targets row says met or not met for each target of issue
+43. RLScheduler's own env is not measured here: its code is not part of this repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from bare_loops import BARE
+from bare_step import Jobs, bare_steps, lublin_jobs
+from results_md import build_note, write_section
+from scale import SHAPES, cached, job_specs, mismatch, specs_of
+
+import hpcgym  # noqa: F401  (registers the ids)
+from hpcgym.baselines import make
+from hpcgym.envs import PRESETS
+from hpcgym.sim import Platform, Simulator
+
+HEADING = "## The env path against bare loops"
+ENV_CASES: list[tuple[str, str, dict[str, Any]]] = [
+    *((env_id, env_id, {}) for env_id in PRESETS if env_id.endswith("-v0")),
+    ("hpcgym/Rigid-v0, reserve mode", "hpcgym/Rigid-v0", {"selection": "reserve"}),
+]
+"""``(label, env id, extra keyword arguments)`` of every env row."""
+SCHEDULERS = ("fcfs", "easy")
+TARGET_ENV, TARGET_LOOP, TARGET_SIMULATE = 0.5, 1.0, 2.0
+
+
+def cpu_of(run: Callable[[], float | None]) -> float:
+    """CPU seconds of ``run()`` after a full collection, or what it returned (a part of it)."""
+    gc.collect()
+    c0 = time.process_time()
+    part = run()
+    return time.process_time() - c0 if part is None else part
+
+
+def random_steps(env: gym.Env[Any, Any], steps: int, seed: int) -> int:
+    """``steps`` uniformly random legal actions, resetting at episode ends; episodes ended."""
+    rng = np.random.default_rng(seed)
+    _, info = env.reset(seed=seed)
+    episodes = 0
+    for _ in range(steps):
+        legal = np.flatnonzero(info["action_mask"])
+        _, _, term, trunc, info = env.step(legal[int(rng.random() * legal.size)])
+        if term or trunc:
+            episodes += 1
+            _, info = env.reset()
+    return episodes
+
+
+def interleave(runs: dict[str, Callable[[], float | None]], rounds: int) -> dict[str, list[float]]:
+    """CPU seconds of every run, round by round, the order reversed every other round."""
+    out: dict[str, list[float]] = {k: [] for k in runs}
+    keys = list(runs)
+    for r in range(rounds):
+        for k in keys if r % 2 == 0 else keys[::-1]:
+            out[k].append(cpu_of(runs[k]))
+    return out
+
+
+def ratios(num: list[float], den: list[float]) -> tuple[float, float, float]:
+    """Median, min and max of the round-by-round ratios ``num / den``."""
+    r = [a / b for a, b in zip(num, den, strict=True)]
+    return statistics.median(r), min(r), max(r)
+
+
+def env_row(
+    label: str, env_id: str, kwargs: dict[str, Any], steps: int, rounds: int, jobs: Jobs
+) -> dict[str, Any]:
+    """One env case against the bare step loop, interleaved."""
+    env = gym.make(env_id, **kwargs)
+    random_steps(env, min(steps, 2000), seed=99)  # warm-up: workload loading, caches
+    bare_steps(jobs, min(steps, 2000), 99)
+    seeds = iter(range(10 * rounds))
+
+    def run_env() -> None:
+        random_steps(env, steps, next(seeds))
+
+    def run_bare() -> None:
+        bare_steps(jobs, steps, next(seeds))
+
+    cpu = interleave({"env": run_env, "bare": run_bare}, rounds)
+    mid, lo, hi = ratios(cpu["bare"], cpu["env"])  # speed env/bare = bare CPU / env CPU
+    row = {
+        "label": label,
+        "env": steps / statistics.median(cpu["env"]),
+        "bare": steps / statistics.median(cpu["bare"]),
+        "ratio": (mid, lo, hi),
+    }
+    print(f"{label}: {row['env']:,.0f} steps/s, bare {row['bare']:,.0f}, x{mid:.2f}", flush=True)
+    return row
+
+
+def event_loop(d: dict[str, np.ndarray], name: str) -> tuple[np.ndarray, float]:
+    """``make(name)``'s event loop stepped by hand: start times in ``d``'s order, and the CPU
+    seconds of the loop alone (the simulator's construction excluded)."""
+    total, cores = (int(x) for x in d["machine"])
+    sim = Simulator(Platform.single(total, cores), job_specs(d))
+    schedule, advance = make(name).schedule, sim.advance
+    c0 = time.process_time()
+    while advance():
+        schedule(sim)
+    cpu = time.process_time() - c0
+    jobs = sim.jobs
+    return np.array([jobs[i].start_time for i in d["id"].tolist()]), cpu
+
+
+def scheduler_row(key: str, d: dict[str, np.ndarray], name: str, rounds: int) -> dict[str, Any]:
+    """The event loop and ``simulate()`` of ``make(name)`` against its bare loop on ``d``."""
+    specs, capacity = specs_of(d), int(d["machine"][0])
+    total, cores = (int(x) for x in d["machine"])
+    jobs = job_specs(d)
+    machine = Platform.single(total, cores)
+    bare = BARE[name]
+    msg = mismatch(key, name, d["id"], event_loop(d, name)[0], np.array(bare(specs, capacity)))
+    if msg:
+        raise SystemExit(msg)
+
+    def run_bare() -> None:
+        bare(specs, capacity)
+
+    def run_loop() -> float:
+        return event_loop(d, name)[1]
+
+    def run_simulate() -> None:
+        make(name).simulate(machine, jobs)
+
+    cpu = interleave({"bare": run_bare, "loop": run_loop, "simulate": run_simulate}, rounds)
+    row = {
+        "shape": key,
+        "jobs": len(jobs),
+        "scheduler": name,
+        "bare": statistics.median(cpu["bare"]),
+        "loop": statistics.median(cpu["loop"]),
+        "simulate": statistics.median(cpu["simulate"]),
+        "loop_ratio": ratios(cpu["bare"], cpu["loop"]),
+        "simulate_ratio": ratios(cpu["bare"], cpu["simulate"]),
+    }
+    print(
+        f"{key} {name}: bare {row['bare']:.3f} s, loop {row['loop']:.3f} s "
+        f"(x{row['loop_ratio'][0]:.2f}), simulate {row['simulate']:.3f} s "
+        f"(x{row['simulate_ratio'][0]:.2f})",
+        flush=True,
+    )
+    return row
+
+
+def shape_rows(keys: list[str], max_jobs: int, rounds: int, cache: Path) -> list[dict[str, Any]]:
+    """Event loop and ``simulate()`` against the bare loops, per shape and scheduler."""
+    rows = []
+    for shape in SHAPES:
+        if keys and shape.key not in keys:
+            continue
+        n = shape.jobs if max_jobs <= 0 else min(shape.jobs, max_jobs)
+        with np.load(cached(shape, n, cache)) as f:
+            d = {k: f[k] for k in f.files}
+        rows += [scheduler_row(shape.key, d, name, rounds) for name in SCHEDULERS]
+    return rows
+
+
+def fmt(r: tuple[float, float, float]) -> str:
+    """``median (min-max)`` of a ratio."""
+    return f"{r[0]:.2f}x ({r[1]:.2f}-{r[2]:.2f})"
+
+
+def targets(env: list[dict[str, Any]], shapes: list[dict[str, Any]]) -> list[str]:
+    """The targets table: each target met or not met, with the figure that decides."""
+    out = ["| target | figure (medians of rounds) | status |", "|---|---|---|"]
+    rigid = next((r for r in env if r["label"] == "hpcgym/Rigid-v0"), None)
+    if rigid is not None:
+        ok = rigid["ratio"][0] >= TARGET_ENV
+        out.append(
+            f"| `Rigid-v0` steps/s >= {TARGET_ENV} of the bare step loop | "
+            f"{fmt(rigid['ratio'])} | {'met' if ok else 'not met'} |"
+        )
+    for key, what, bound in (
+        ("loop_ratio", "event loop", TARGET_LOOP),
+        ("simulate_ratio", "`simulate()` whole", TARGET_SIMULATE),
+    ):
+        if not shapes:
+            continue
+        worst = min(shapes, key=lambda r: r[key][0])
+        met = sum(r[key][0] >= bound for r in shapes)
+        status = "met" if met == len(shapes) else "not met"
+        out.append(
+            f"| {what} >= {bound:g}x the bare loop on every shape (FCFS and EASY) | "
+            f"{met} of {len(shapes)} runs; worst {worst['shape']} {worst['scheduler']} "
+            f"{fmt(worst[key])} | {status} |"
+        )
+    out.append("| `>= 10x` RLScheduler's env in reserve mode | not measured here | - |")
+    return out
+
+
+def one_process(what: str, n: int) -> None:
+    """A whole process's work for A/B timing under each commit's build (``/usr/bin/time -v``).
+
+    ``what``: a preset id (``n`` random masked steps; ``ID:reserve`` for reserve mode) or
+    ``simulate`` (``swf/sdsc-sp2-v0`` loaded, then ``n`` rounds of ``make("fcfs")`` and
+    ``make("easy")`` ``.simulate()``). ``n`` 0 times the start-up alone.
+    """
+    if what == "simulate":
+        from hpcgym.workloads import load
+
+        w = load("swf/sdsc-sp2-v0")
+        for _ in range(n):
+            for name in SCHEDULERS:
+                make(name).simulate(w.platform, w.jobs)
+        return
+    env_id, _, mode = what.partition(":")
+    env = gym.make(env_id, **({"selection": "reserve"} if mode == "reserve" else {}))
+    random_steps(env, n, seed=0)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--steps", type=int, default=5_000, help="env steps per run")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--max-jobs", type=int, default=20_000, help="0: every job of a shape")
+    parser.add_argument("--only", default="", help="comma-separated scale.py shape keys")
+    parser.add_argument("--no-env", action="store_true", help="skip the env rows")
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "hpcgym-scale")
+    parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
+    parser.add_argument("--one", metavar="WHAT", help="only one_process(WHAT, --n), no table")
+    parser.add_argument("--n", type=int, default=40_000, help="with --one")
+    args = parser.parse_args()
+    if args.one:
+        one_process(args.one, args.n)
+        return 0
+    started = time.perf_counter()
+    jobs = lublin_jobs()
+    env = (
+        [] if args.no_env else [env_row(*case, args.steps, args.rounds, jobs) for case in ENV_CASES]
+    )
+    keys = [k for k in args.only.split(",") if k]
+    shapes = shape_rows(keys, args.max_jobs, args.rounds, args.cache)
+    minutes = (time.perf_counter() - started) / 60
+    env_table = [
+        "| env | steps/s (CPU) | bare step loop, steps/s | env / bare speed, median (min-max) |",
+        "|---|---:|---:|---:|",
+        *(
+            f"| `{r['label']}` | {r['env']:,.0f} | {r['bare']:,.0f} | {fmt(r['ratio'])} |"
+            for r in env
+        ),
+    ]
+    shape_table = [
+        "| shape | jobs | scheduler | bare CPU s | event loop CPU s | bare / event loop "
+        "| `simulate()` CPU s | bare / `simulate()` |",
+        "|---|---:|---|---:|---:|---:|---:|---:|",
+        *(
+            f"| {r['shape']} | {r['jobs']:,} | {r['scheduler']} | {r['bare']:.4f} "
+            f"| {r['loop']:.4f} | {fmt(r['loop_ratio'])} | {r['simulate']:.4f} "
+            f"| {fmt(r['simulate_ratio'])} |"
+            for r in shapes
+        ),
+    ]
+    cap = "every job" if args.max_jobs <= 0 else f"at most {args.max_jobs:,} jobs"
+    command = "python benchmarks/env_path.py" + (" --write" if args.write else "")
+    section = "\n".join(
+        [
+            HEADING,
+            "",
+            f"`{command}` (`--steps {args.steps} --rounds {args.rounds} --max-jobs "
+            f"{args.max_jobs}`): issue 43's comparison, one interleaved run of {minutes:.1f} "
+            f"min; see the script's docstring for what each run counts. {args.rounds} rounds, "
+            f"medians; ratios are speed ratios (above 1: hpcgym faster), median of the rounds' "
+            f"ratios with their range. Shapes: `scale.py`'s, {cap} each. Machine: "
+            f"{platform.machine()}, Python {sys.version.split()[0]}, numpy {np.__version__}, "
+            f"{build_note()}; {os.cpu_count()} CPUs shared with other work (load average "
+            f"{os.getloadavg()[0]:.1f} when written).",
+            "",
+            "The bare step loop (`benchmarks/bare_step.py`) plays `Rigid-v0`'s interaction "
+            "model (256-job episodes of `lublin_256`, the same observation shapes, a mask of "
+            "33, a random legal action, advance skipping points without a choice); every "
+            "preset is compared with it, so only the `Rigid-v0` rows compare like with like.",
+            "",
+            *env_table,
+            "",
+            *shape_table,
+            "",
+            "Targets (issue 43):",
+            "",
+            *targets(env, shapes),
+            "",
+        ]
+    )
+    print(section)
+    if args.write:
+        write_section(HEADING, section)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
