@@ -18,7 +18,8 @@ the order reversed every other round), CPU seconds (``time.process_time``), medi
 
 Speed ratios are *bare CPU / hpcgym CPU* (above 1: hpcgym is faster), except the env's, which
 is *env steps/s / bare steps/s*. The targets row says met or not met for each target of issue
-43. RLScheduler's own env is not measured here: its code is not part of this repository.
+43. RLScheduler's own env is measured by ``rlscheduler_env.py`` (it needs a clone of
+RLScheduler).
 """
 
 from __future__ import annotations
@@ -218,7 +219,10 @@ def targets(env: list[dict[str, Any]], shapes: list[dict[str, Any]]) -> list[str
             f"{met} of {len(shapes)} runs; worst {worst['shape']} {worst['scheduler']} "
             f"{fmt(worst[key])} | {status} |"
         )
-    out.append("| `>= 10x` RLScheduler's env in reserve mode | not measured here | - |")
+    out.append(
+        "| `>= 10x` RLScheduler's env in reserve mode | `## Against RLScheduler's env` "
+        "(`rlscheduler_env.py`) | see there |"
+    )
     return out
 
 
