@@ -9,7 +9,8 @@ builds the package again). The commands are taken from the README's text, as CI 
 ``HPCGYM_COMPILE`` is left to its default (compile where possible); a repeat whose venv does
 not end with every module compiled is an error, since it would time a pure-Python install.
 
-Times are wall seconds of each whole command and CPU seconds of it and its children.
+Times are wall seconds of each whole command and CPU seconds of it and the children it waited
+for (the bench's episode workers, forked by a fork server nobody waits for, are not counted).
 Packages come from what this machine's pip finds (its local wheel folders and cache): the
 figures hold no download of torch or the other dependencies, which a first install elsewhere
 adds. With ``--write`` it rewrites the ``## README commands: time`` section of
@@ -129,7 +130,9 @@ def main() -> None:
             f"commands in its order, `{main_install}`, `{main_run}` (the main job), then "
             f"`{test_install}`, each repeat in a "
             "fresh clone of the committed HEAD with a fresh venv (compiled build, checked). "
-            "Wall seconds of the pip process, CPU seconds of it and its children; packages from "
+            "Wall seconds of each command; CPU seconds of it and the children it waited for "
+            "(the main job's episode workers are children of a fork server that is not waited "
+            "for, so its CPU column leaves them out: read its wall time). Packages come from "
             "this machine's local wheel folders and pip cache, so no download is timed.",
             "",
             table(rows),
