@@ -1,8 +1,8 @@
 """Which of hpcgym's modules run compiled, and a warning when a compiled one is stale.
 
-``setup.py`` compiles the simulator's and the env step's hot modules with mypyc where it can (``COMPILED`` there
-lists the files of ``COMPILED_MODULES`` here; a test keeps the two lists equal). The
-pure-Python modules behave the same, only slower.
+``setup.py`` compiles the simulator's and the env step's hot modules with mypyc where it can
+(``COMPILED`` there lists the files of ``COMPILED_MODULES`` here; a test keeps the two lists
+equal). The pure-Python modules behave the same, only slower.
 """
 
 from __future__ import annotations

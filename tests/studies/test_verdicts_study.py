@@ -14,7 +14,7 @@ from hpcgym.bench.policies import policy_kind
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "studies"))
 
-import verdicts as study
+import verdicts as study  # noqa: E402  (found through sys.path)
 
 
 def test_every_preset_plays_judged_scenarios_and_shipped_agents() -> None:
