@@ -17,7 +17,6 @@ marked *cross-trace* plays a trace the agents never trained on.
 from __future__ import annotations
 
 import argparse
-import math
 import shlex
 import subprocess
 import sys
@@ -25,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+
+from hpcgym.bench.verdicts import table_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results.md"
@@ -119,10 +120,6 @@ def run_scenario(scenario: str, agents: tuple[str, ...], out: Path) -> pd.DataFr
     return pd.read_csv(run_dir / "verdicts.csv")
 
 
-def _num(x: float) -> str:
-    return "-" if math.isnan(x) else (f"{x:,.0f}" if abs(x) >= 100 else f"{x:.2f}")
-
-
 def kept(table: pd.DataFrame, agents: tuple[str, ...]) -> pd.DataFrame:
     """The agents, the best heuristic, and every other policy that does not lose to it."""
     keep = table["policy"].isin(set(agents)) | (table["verdict"] != "loses")
@@ -147,24 +144,8 @@ def markdown(preset: Preset, tables: dict[str, pd.DataFrame], out: Path) -> str:
             shlex.join(bench_argv(judged.scenario, preset.agents, out)),
             "```",
             "",
-            "| policy | method | seeds x episodes | mean [95% CI] | worst job | mean response | "
-            "win rate over best [95% CI] | better response | verdict |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---|",
         ]
-        for _, r in table.iterrows():
-            mean = f"{_num(r['mean'])} [{_num(r['mean_low'])}, {_num(r['mean_high'])}]"
-            win = "-"
-            if not math.isnan(float(r["win"])):
-                win = f"{r['win']:.2f} [{r['win_low']:.2f}, {r['win_high']:.2f}]"
-            verdict = str(r["verdict"])
-            if verdict == "beats" and float(r["response_win"]) < 0.5:
-                verdict += " (worse response)"
-            seeds = int(r["train_seeds"])
-            size = f"{seeds} x {int(r['episodes']) // seeds}" if seeds > 1 else str(r["episodes"])
-            lines.append(
-                f"| `{r['policy']}` | {r['method']} | {size} | {mean} | {_num(r['worst_job'])} | "
-                f"{_num(r['mean_response'])} | {win} | {_num(r['response_win'])} | {verdict} |"
-            )
+        lines += table_lines(table)
         lines.append("")
     return "\n".join(lines)
 

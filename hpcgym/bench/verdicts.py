@@ -145,6 +145,30 @@ def _num(value: Any, digits: int = 2) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.{digits}f}"
 
 
+def table_lines(part: pd.DataFrame) -> list[str]:
+    """The Markdown table of one scenario's rows of :func:`verdict_table`."""
+    lines = [
+        "| policy | method | seeds x episodes | mean [95% CI] | worst job | mean response | "
+        "win rate over best [95% CI] | better response | verdict |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for _, r in part.iterrows():
+        mean = f"{_num(r['mean'])} [{_num(r['mean_low'])}, {_num(r['mean_high'])}]"
+        win = "-"
+        if not np.isnan(float(r["win"])):
+            win = f"{r['win']:.2f} [{r['win_low']:.2f}, {r['win_high']:.2f}]"
+        verdict = str(r["verdict"])
+        if verdict == "beats" and float(r["response_win"]) < 0.5:
+            verdict += " *(worse response)*"
+        seeds = int(r["train_seeds"])
+        size = f"{seeds} x {int(r['episodes']) // seeds}" if seeds > 1 else str(r["episodes"])
+        lines.append(
+            f"| `{r['policy']}` | {r['method']} | {size} | {mean} | {_num(r['worst_job'])} | "
+            f"{_num(r['mean_response'])} | {win} | {_num(r['response_win'])} | {verdict} |"
+        )
+    return lines
+
+
 def verdicts_markdown(table: pd.DataFrame, best: dict[str, str]) -> str:
     """``verdicts.md``: one section per scenario of :func:`verdict_table`."""
     lines = [
@@ -163,23 +187,5 @@ def verdicts_markdown(table: pd.DataFrame, best: dict[str, str]) -> str:
     for scenario, part in table.groupby("scenario", sort=False):
         metric = part["metric"].iloc[0]
         lines += [f"## {scenario} ({metric}), best heuristic `{best[str(scenario)]}`", ""]
-        lines += [
-            "| policy | method | train seeds | episodes | mean [95% CI] | worst job | "
-            "mean response | win rate over best [95% CI] | better response | verdict |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
-        ]
-        for _, r in part.iterrows():
-            mean = f"{_num(r['mean'])} [{_num(r['mean_low'])}, {_num(r['mean_high'])}]"
-            win = "-"
-            if not np.isnan(float(r["win"])):
-                win = f"{r['win']:.2f} [{r['win_low']:.2f}, {r['win_high']:.2f}]"
-            verdict = str(r["verdict"])
-            if verdict == "beats" and float(r["response_win"]) < 0.5:
-                verdict += " *(worse response)*"
-            lines.append(
-                f"| {r['policy']} | {r['method']} | {r['train_seeds']} | {r['episodes']} | "
-                f"{mean} | {_num(r['worst_job'])} | {_num(r['mean_response'])} | {win} | "
-                f"{_num(r['response_win'])} | {verdict} |"
-            )
-        lines.append("")
+        lines += [*table_lines(part), ""]
     return "\n".join(lines)

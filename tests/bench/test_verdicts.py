@@ -87,7 +87,7 @@ def test_the_table_judges_each_policy_against_the_named_best_only() -> None:
     assert table.loc["advance", "method"] == "reference"
     text = verdicts_markdown(table.reset_index(), {"s-v0": "easy"})
     assert "best heuristic `easy`" in text
-    (advance,) = [line for line in text.splitlines() if line.startswith("| advance ")]
+    (advance,) = [line for line in text.splitlines() if line.startswith("| `advance` ")]
     assert advance.endswith("| beats *(worse response)* |")
     # a policy that left episodes truncated is not judged: its objective skips jobs
     cut = results.assign(truncated=(results["policy"] == "advance") & (results["seed"] < 3))

@@ -61,6 +61,6 @@ def test_a_table_keeps_agents_the_best_and_what_does_not_lose() -> None:
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     assert [r.split("|")[1].strip() for r in rows] == ["`agents/x@best`", "`easy`", "`asap-min`"]
     assert "| 5 x 100 |" in rows[0] and rows[0].endswith("| loses |")
-    assert rows[2].endswith("| beats (worse response) |")
+    assert rows[2].endswith("| beats *(worse response)* |")
     assert "cross-trace" in text and "best heuristic on validation `easy`" in text
     assert "hpcgym bench --scenario s-v0 --with-defaults --policy agents/x@best" in text
