@@ -37,6 +37,7 @@ from typing import Any
 
 import gymnasium
 import numpy as np
+from env_path import random_steps
 from results_md import build_note, write_section
 
 import hpcgym  # noqa: F401  (registers the ids)
@@ -123,16 +124,8 @@ def hpcgym_env(backfill: bool) -> Any:
 
 
 def hpcgym_steps(env: Any, steps: int, rng: np.random.Generator) -> int:
-    """``steps`` random legal steps of hpcgym's env; the episodes finished."""
-    _, info = env.reset(seed=0)
-    episodes = 0
-    for _ in range(steps):
-        legal = np.flatnonzero(info["action_mask"])
-        _, _, term, trunc, info = env.step(legal[int(rng.random() * legal.size)])
-        if term or trunc:
-            episodes += 1
-            _, info = env.reset()
-    return episodes
+    """``steps`` random legal steps of hpcgym's env (``env_path.random_steps``); episodes ended."""
+    return random_steps(env, steps, int(rng.integers(2**31)))
 
 
 def timed(run: Any, env: Any, steps: int, seed: int) -> tuple[float, int]:
