@@ -28,6 +28,9 @@ COMPILED_MODULES = (
     "hpcgym.envs.sizes",
 )
 
+GROUP_LIBRARY = "hpcgym__mypyc"
+"""The shared library of the mypyc group (``setup.py``'s ``group_name``), beside the package."""
+
 NATIVE_MODULES = {"hpcgym.sim._batchcore": "hpcgym/sim/_batchcore.c"}
 """C extensions written in C (not by mypyc), by module, with their source file."""
 
@@ -59,10 +62,19 @@ def stale_extensions(root: Path = _ROOT) -> list[str]:
     stale = []
     sources = {n: root.joinpath(*n.split(".")).with_suffix(".py") for n in COMPILED_MODULES}
     sources.update({name: root / path for name, path in NATIVE_MODULES.items()})
+    # A mypyc module's code lives in the group's shared library beside the package; its own
+    # extension is a small shim that a rebuild leaves as it was when its text did not change.
+    groups = [root / f"{GROUP_LIBRARY}{suffix}" for suffix in EXTENSION_SUFFIXES]
+    group_built = max((g.stat().st_mtime for g in groups if g.exists()), default=0.0)
     for name, source in sources.items():
         for suffix in EXTENSION_SUFFIXES:
             ext = source.with_name(name.rsplit(".", 1)[1] + suffix)
-            if ext.exists() and source.exists() and source.stat().st_mtime > ext.stat().st_mtime:
+            if not (ext.exists() and source.exists()):
+                continue
+            built = ext.stat().st_mtime
+            if name in COMPILED_MODULES:
+                built = max(built, group_built)
+            if source.stat().st_mtime > built:
                 stale.append(name)
                 break
     return stale

@@ -74,6 +74,9 @@ def test_an_edited_source_behind_its_extension_is_reported(tmp_path):
     assert stale_extensions(tmp_path) == ["hpcgym.sim.engine"]
     with pytest.warns(RuntimeWarning, match=r"hpcgym\.sim\.engine changed"):
         warn_if_stale(tmp_path)
+    # a rebuild that left the module's shim as it was still rebuilt the group's library
+    (tmp_path / f"hpcgym__mypyc{EXTENSION_SUFFIXES[0]}").write_bytes(b"")
+    assert stale_extensions(tmp_path) == []
 
 
 def test_jobs_and_simulators_pickle_mid_episode():
