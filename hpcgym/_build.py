@@ -26,6 +26,8 @@ COMPILED_MODULES = (
     "hpcgym.envs.commands",
     "hpcgym.envs.capacity",
     "hpcgym.envs.sizes",
+    "hpcgym.envs.reserve",
+    "hpcgym.sim.planning",
 )
 
 NATIVE_MODULES = {"hpcgym.sim._batchcore": "hpcgym/sim/_batchcore.c"}
