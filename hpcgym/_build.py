@@ -26,6 +26,8 @@ COMPILED_MODULES = (
     "hpcgym.envs.commands",
     "hpcgym.envs.capacity",
     "hpcgym.envs.sizes",
+    "hpcgym.envs.reserve",
+    "hpcgym.sim.planning",
 )
 
 GROUP_LIBRARY = "hpcgym__mypyc"
