@@ -34,17 +34,24 @@ def test_the_check_finds_such_a_path() -> None:
     assert not LOCAL.search("hpcgym-bench/rigid-lublin-v0/run.json and https://x.org/home/a")
 
 
-SHARED = re.compile(r"(?<![\w/-])(?:\.\./)?shared/[\w.-]+")
-"""A file of the workspace beside the project (``shared/DESIGN.md``), which a clone lacks."""
+SHARED = re.compile(r"(?<![\w/-])(?:\.\./)?shared/[\w.-]+|\b(?:PAPERS|DESIGN|STYLE)\.md\b")
+"""A file of the workspace beside the project (``shared/DESIGN.md``, ``PAPERS.md``), which a
+clone lacks."""
 
 
 def test_no_page_points_at_the_workspace_beside_the_project() -> None:
+    sources = [
+        *ROOT.glob("hpcgym/**/*.py"),
+        *ROOT.glob("benchmarks/*.py"),
+        *ROOT.glob("studies/*.py"),
+    ]
     found = [
         f"{p.relative_to(ROOT)}:{n}: {m.group(0)}"
-        for p in _pages()
+        for p in [*_pages(), *sources]
         for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
         for m in SHARED.finditer(line)
     ]
     assert not found, "files a user's clone does not have:\n" + "\n".join(found)
     assert SHARED.search("follows `shared/DESIGN.md`") and SHARED.search("../shared/papers/x")
+    assert SHARED.search("the MEBF paper (``PAPERS.md`` section 4)")
     assert not SHARED.search("hpcgym/envs/shares.py and Shared-v0's shared nodes")

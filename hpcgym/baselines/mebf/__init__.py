@@ -1,4 +1,4 @@
-"""MEBF: malleable EASY backfilling (the MEBF paper, ``PAPERS.md`` section 4).
+"""MEBF: malleable EASY backfilling (the MEBF paper; ``docs/papers.md``, "MEBF").
 
 The scheduler, its configuration and the scalability classes are in
 :mod:`hpcgym.baselines.mebf.scheduler`. Docs: ``docs/baselines.md`` (MEBF) for the rules and

@@ -1,4 +1,4 @@
-"""MEBF: malleable EASY backfilling (the MEBF paper, ``PAPERS.md`` section 4).
+"""MEBF: malleable EASY backfilling (the MEBF paper; ``docs/papers.md``, "MEBF").
 
 A pass (one decision point) does, in order:
 

@@ -1,6 +1,6 @@
 """Paper check: MEBF (malleable EASY backfilling) against EBF on malleable SDSC SP2 windows.
 
-Reproduces the qualitative results of the MEBF paper (``PAPERS.md`` section 4) on the
+Reproduces the qualitative results of the MEBF paper (``docs/papers.md``, "MEBF") on the
 ``elastic/sdsc-sp2-mebf-v0`` set: windows of 1,000 and 5,000 consecutive SDSC SP2 jobs from a
 seeded start, arrivals as recorded ("normal") or compressed to 75% ("intensive"), MEBF
 malleability annotation (min pref/2, max 5 pref, ``PowerLaw(rho)`` speedups, redistribution
