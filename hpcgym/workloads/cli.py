@@ -145,7 +145,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
-    writable_file(args.dest)
+    cli_formats.check_paths(args.source, args.dest)  # never over the trace being read
     w = read_workload(
         args.source,
         strict=not args.lenient,

@@ -32,7 +32,7 @@ def command_line(args: argparse.Namespace) -> str:
     return shlex.join(["hpcgym", *(sys.argv[1:] if argv is None else argv)])
 
 
-def _check_paths(source: str, dest: str) -> None:
+def check_paths(source: str, dest: str) -> None:
     """Refuse to write over the file being read; check the destination can be written."""
     writable_file(dest)
     if Path(dest).exists() and Path(dest).resolve() == Path(source).resolve():
@@ -76,7 +76,7 @@ def _write_trace(trace: SwfTrace, dest: str, args: argparse.Namespace) -> Worklo
 
 
 def _cmd_import_slurm(args: argparse.Namespace) -> int:
-    _check_paths(args.dump, args.dest)
+    check_paths(args.dump, args.dest)
     fields = args.fields.split(",") if args.fields else None
     trace = read_sacct(
         args.dump,
@@ -92,13 +92,13 @@ def _cmd_import_slurm(args: argparse.Namespace) -> int:
 
 
 def _cmd_import_batsim(args: argparse.Namespace) -> int:
-    _check_paths(args.source, args.dest)
+    check_paths(args.source, args.dest)
     _write_trace(read_batsim(args.source, speed=args.speed), args.dest, args)
     return 0
 
 
 def _cmd_export_batsim(args: argparse.Namespace) -> int:
-    _check_paths(args.source, args.dest)
+    check_paths(args.source, args.dest)
     if not is_batsim_path(args.dest):
         raise HpcGymError(f"{args.dest}: a Batsim workload is a .json file; name it so")
     w = read_workload(

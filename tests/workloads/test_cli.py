@@ -46,6 +46,16 @@ def test_convert(traces_dir, tmp_path, capsys):
     assert "offered load  0.500" in capsys.readouterr().out
 
 
+def test_convert_refuses_to_write_over_the_trace_it_reads(traces_dir, tmp_path, capsys):
+    src = tmp_path / "kth.swf.gz"
+    src.write_bytes((traces_dir / "KTH-SP2-1996-2.1-cln.swf.gz").read_bytes())
+    before = src.read_bytes()
+    for dest in (str(src), str(tmp_path / "." / "kth.swf.gz")):
+        assert main(["workloads", "convert", str(src), dest, "--first", "10"]) == 2
+        assert "is the file being read" in capsys.readouterr().err
+    assert src.read_bytes() == before
+
+
 def test_errors_exit_2(capsys):
     assert main(["workloads", "show", "no/such-v0"]) == 2
     assert "no workload set 'no/such-v0'" in capsys.readouterr().err
