@@ -30,7 +30,6 @@ def build_parser() -> argparse.ArgumentParser:
     """The parser with every command registered."""
     from hpcgym.agents import cli as agents_cli
     from hpcgym.bench import cli as bench_cli
-    from hpcgym.bench import evaluate, listing, simulate
     from hpcgym.bench.papers import cli as papers_cli
     from hpcgym.workloads import cli as workloads_cli
 
@@ -47,13 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the version and exit",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    simulate.register(sub)
-    evaluate.register(sub)
+    # One register per sub-package with commands: simulate, evaluate, bench, list; train,
+    # search-score, write-planners, distill; workloads; papers.
     bench_cli.register(sub)
     agents_cli.register(sub)
     workloads_cli.register(sub)
     papers_cli.register(sub)
-    listing.register(sub)
     return parser
 
 

@@ -63,6 +63,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add this package's commands to ``hpcgym``: simulate, evaluate, bench and list."""
+    from hpcgym.bench import evaluate, listing, simulate
+
+    simulate.register(subparsers)
+    evaluate.register(subparsers)
+    register_bench(subparsers)
+    listing.register(subparsers)
+
+
+def register_bench(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``bench`` to the ``hpcgym`` command line."""
     p = subparsers.add_parser(
         "bench",
