@@ -623,8 +623,7 @@ for _suffix, _bf, _mode, _pols in (
     # (studies/rlscheduler-agents.md, "Fresh traces"). Here each episode is a new 1,024-job
     # trace of the Lublin-Feitelson model at lublin_256's train-split load, its generator seed
     # drawn from [1,000,000, 1,250,000) (the test share of 1,250,000 seeds): the score-synlublin
-    # agents
-    # trained on seeds below 100,000, and nothing else trains on this model.
+    # agents trained on seeds below 100,000, and nothing else trains on this model.
     _fresh = {
         **rlsched_kwargs(SYNLUBLIN, _bf),
         "workload_options": {"n_jobs": 1024, "arrival_scale": 0.83},
