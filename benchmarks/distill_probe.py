@@ -18,7 +18,7 @@ Three steps, each writing a new file (never overwritten):
     python benchmarks/distill_probe.py fit bf-a.npz --members 4 --out bf-a.json
     python benchmarks/distill_probe.py eval bf-a.json
 
-Results: ``docs/rlscheduler.md`` ("A distilled planner").
+Results: ``studies/rlscheduler-agents.md`` ("A distilled planner").
 """
 
 from __future__ import annotations

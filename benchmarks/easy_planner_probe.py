@@ -1,7 +1,7 @@
 """EASY ordered by F1, choosing its first job by forward plays: a probe on ``rigid-lublin-v1``.
 
 In RLScheduler's reserve mode a planner that compares F1's best-ranked jobs by playing sampled
-futures forward beats F1 (``hpcgym.agents.lookahead``; ``docs/rlscheduler.md``). The rigid
+futures forward beats F1 (``hpcgym.agents.lookahead``; ``studies/rlscheduler-agents.md``). The rigid
 preset's best heuristic is ``easy-f1`` (EASY backfilling over the queue ranked by F1, re-ranked
 at every decision point), which no agent has beaten. This probe puts the same look-ahead in
 EASY: at a decision point where not every queued job fits, each of F1's ``--candidates``

@@ -14,7 +14,7 @@ together), the worst job and the paired win rate over F1, as JSON lines.
     python benchmarks/fresh_lublin.py agents/distilled-bf agents/distilled-dagger-bf \\
         --traces 60 --out fresh.json
 
-Results: ``docs/rlscheduler.md`` ("DAgger").
+Results: ``studies/rlscheduler-agents.md`` ("DAgger").
 """
 
 from __future__ import annotations

@@ -28,7 +28,8 @@ Modes:
     python benchmarks/learned_score.py --mode reserve [--backfill] [--generations 30]
     python benchmarks/learned_score.py --mode easy [--generations 30]
 
-Results: ``docs/rlscheduler.md`` ("A learned score by direct search") and ``docs/results.md``.
+Results: ``studies/rlscheduler-agents.md`` ("A learned score by direct search") and
+``docs/results.md``.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ a bound, not a scheduler).
 
     python benchmarks/rollout_probe.py --where tune --backfill --horizon 64 --samples 32 --align
 
-Results: ``docs/rlscheduler.md`` ("A planner with sampled futures").
+Results: ``studies/rlscheduler-agents.md`` ("A planner with sampled futures").
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Would a starvation guard lower a distilled planner's worst job? A validation-split probe.
 
 The distilled planners beat F1's reserve mode with backfilling in IQM on 1,000 fresh traces,
-but two of three seeds' single worst jobs lie above F1's (``docs/rlscheduler.md``, "A large
-fresh test"). The obvious remedy is a guard: once the queued job with the highest bounded
+but two of three seeds' single worst jobs lie above F1's (``studies/rlscheduler-agents.md``,
+"A large fresh test"). The obvious remedy is a guard: once the queued job with the highest bounded
 slowdown so far (its wait over ``max(estimate, 10 s)``) passes ``B``, commit to it instead of
 the network's choice. This plays each seed of a distilled sweep with and without the guard,
 and F1's reserve mode, on the *validation* share of the Lublin model's seeds
@@ -12,7 +12,7 @@ slowdown, the mean of each trace's worst job and the worst job of all, as JSON l
 
     python benchmarks/starvation_guard.py agents/distilled-dagger-bf --limits 1000 2000 4000
 
-Results: ``docs/rlscheduler.md`` ("Where the worst jobs come from").
+Results: ``studies/rlscheduler-agents.md`` ("Where the worst jobs come from").
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ worst. JSON lines, one per policy and seed.
 
     python benchmarks/worst_per_trace.py hpcgym-bench/<scenario>/<run> --reference f1-reserve-bf
 
-Results: ``docs/rlscheduler.md`` ("Where the worst jobs come from").
+Results: ``studies/rlscheduler-agents.md`` ("Where the worst jobs come from").
 """
 
 from __future__ import annotations

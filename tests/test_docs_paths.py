@@ -11,7 +11,7 @@ LOCAL = re.compile(r"(?<![\w.~-])/(?:work|root|home|Users)/[\w.-]+")
 
 def _pages() -> list[Path]:
     pages = [ROOT / "README.md", *ROOT.glob("docs/**/*.md"), *ROOT.glob("benchmarks/**/*.md")]
-    return [*pages, *ROOT.glob("agents/**/*.md")]
+    return [*pages, *ROOT.glob("agents/**/*.md"), *ROOT.glob("studies/**/*.md")]
 
 
 def test_no_page_names_a_machine_local_folder() -> None:
@@ -55,3 +55,81 @@ def test_no_page_points_at_the_workspace_beside_the_project() -> None:
     assert SHARED.search("follows `shared/DESIGN.md`") and SHARED.search("../shared/papers/x")
     assert SHARED.search("the MEBF paper (``PAPERS.md`` section 4)")
     assert not SHARED.search("hpcgym/envs/shares.py and Shared-v0's shared nodes")
+
+
+SECTION_REF = re.compile(
+    r"`{1,2}((?:docs|studies)/[\w.-]+\.md)`{1,2}[\s#]*(?:,[\s#]*|\([\s#]*)\"([\w`][^\"]*)\""
+)
+"""A reference to a section of a page: ```docs/X.md`, "Section"`` or ```studies/X.md` ("Section"``,
+with single or double backticks, across a line break (comment markers included)."""
+FENCE = re.compile(r"^\s*(```|~~~)")
+BOLD_LEAD = re.compile(r"^(?:- )?\*\*([^*]+)\*\*")
+
+
+def _anchors(page: Path) -> list[str]:
+    """The page's headings (outside code blocks) and bold paragraph leads (``**Tried next**``,
+    ``- **Resize costs**``): the names a reference may give."""
+    anchors, in_code = [], False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if FENCE.match(line):
+            in_code = not in_code
+        elif not in_code and line.startswith("#"):
+            anchors.append(line.lstrip("#").strip())
+        elif not in_code and (m := BOLD_LEAD.match(line)):
+            anchors.append(m.group(1).strip())
+    return anchors
+
+
+def _section_refs(text: str) -> list[tuple[str, str]]:
+    return [
+        (m.group(1), " ".join(re.sub(r"\n\s*#*", " ", m.group(2)).split()))
+        for m in SECTION_REF.finditer(text)
+    ]
+
+
+def _broken_section_refs(files: list[Path]) -> list[str]:
+    broken = []
+    for f in files:
+        for page, section in _section_refs(f.read_text(encoding="utf-8")):
+            target = ROOT / page
+            if not target.is_file():
+                broken.append(f"{f.relative_to(ROOT)}: {page} does not exist")
+            elif not any(a.startswith(section) for a in _anchors(target)):
+                broken.append(f'{f.relative_to(ROOT)}: {page} has no section "{section}"')
+    return broken
+
+
+def test_every_named_section_exists() -> None:
+    files = [
+        *_pages(),
+        *ROOT.glob("hpcgym/**/*.py"),
+        *ROOT.glob("hpcgym/**/*.yml"),
+        *ROOT.glob("benchmarks/*.py"),
+        *ROOT.glob("studies/*.py"),
+        *(p for p in ROOT.glob("tests/**/*.py") if p.name != "test_docs_paths.py"),
+    ]
+    refs = [r for f in files for r in _section_refs(f.read_text(encoding="utf-8"))]
+    assert len(refs) > 30, refs  # the references are found
+    broken = _broken_section_refs(files)
+    assert not broken, "references to sections that are not there:\n" + "\n".join(broken)
+
+
+def test_the_section_check_reads_the_forms_in_use() -> None:
+    text = (
+        'see `docs/bench.md`, "Relative rewards" and ``studies/x.md`` ("A large\n'
+        '    # fresh test") or `docs/env.md`,\n "Speed"'
+    )
+    assert _section_refs(text) == [
+        ("docs/bench.md", "Relative rewards"),
+        ("studies/x.md", "A large fresh test"),
+        ("docs/env.md", "Speed"),
+    ]
+    anchors = _anchors(ROOT / "docs" / "rlscheduler.md")
+    assert (
+        "The RL column (`compare-make-table.py` at `c5d7c7b`, `ppo-pick-jobs.py` lines 115-127)"
+        in anchors
+    )
+    assert not any(
+        a.startswith("the same with --seed")
+        for a in _anchors(ROOT / "studies" / "rlscheduler-agents.md")
+    )

@@ -358,7 +358,7 @@ def fit_ensemble(
     """:func:`fit` ``members`` times (seeds ``seed * 1000 + i``): the networks and reports.
 
     One network's choices vary much with its seed; the mean of several networks' scores
-    (:func:`merge`) varies less (``docs/rlscheduler.md``, "A distilled planner").
+    (:func:`merge`) varies less (``studies/rlscheduler-agents.md``, "A distilled planner").
     """
     fits = [fit(x, regret_costs, seed=seed * 1000 + i, **kwargs) for i in range(members)]
     return [layers for layers, _ in fits], [report for _, report in fits]

@@ -17,7 +17,7 @@ The forward plays (:func:`forward_cost`, :func:`forward_cost_backfill`) are the 
 exactly: played from an empty machine over a sequence's true arrivals they give the engine's
 ``f1-reserve(-bf)`` schedule (tested, also from mid-episode states).
 
-Choices (``docs/rlscheduler.md``, "A planner with sampled futures"):
+Choices (``studies/rlscheduler-agents.md``, "A planner with sampled futures"):
 
 - Pool jobs take the episode's machine: node counts are scaled by the ratio of the two
   machines' nodes, rounded, between 1 and the episode's nodes.

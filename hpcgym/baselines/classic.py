@@ -335,7 +335,8 @@ class EasyBackfill(BaseScheduler):
         if free and left:
             # The short jobs behind the scanned ones that fit, in submission order. The records
             # are read as ``Any``: a compiled build then moves references, as CPython does,
-            # instead of unboxing and re-boxing each typed tuple (design.md, "Scale").
+            # instead of unboxing and re-boxing each typed tuple (studies/engine-scale.md,
+            # "Causes, confirmed").
             by_est: list[Any] = self._by_est
             fit = [r for r in by_est[:short] if r[2] <= free and r[1] > last]
             fit.sort(key=_SEQ)

@@ -620,10 +620,10 @@ for _suffix, _bf, _mode, _pols in (
     )
     # Independent episodes: the lublin_256 test split's 30 windows lie inside ~2,200 jobs and
     # share most of them, so its bootstrap intervals are narrower than the evidence
-    # (docs/rlscheduler.md, "Fresh traces"). Here each episode is a new 1,024-job trace of the
-    # Lublin-Feitelson model at lublin_256's train-split load, its generator seed drawn from
-    # [1,000,000, 1,250,000) (the test share of 1,250,000 seeds): the score-synlublin agents
-    # trained on seeds below 100,000, and nothing else trains on this model.
+    # (studies/rlscheduler-agents.md, "Fresh traces"). Here each episode is a new 1,024-job
+    # trace of the Lublin-Feitelson model at lublin_256's train-split load, its generator seed
+    # drawn from [1,000,000, 1,250,000) (the test share of 1,250,000 seeds): the score-synlublin
+    # agents trained on seeds below 100,000, and nothing else trains on this model.
     _fresh = {
         **rlsched_kwargs(SYNLUBLIN, _bf),
         "workload_options": {"n_jobs": 1024, "arrival_scale": 0.83},
@@ -642,7 +642,7 @@ for _suffix, _bf, _mode, _pols in (
         )
     )
     # 60 traces separate two policies only when they differ by about a quarter (a power
-    # check on the validation split, docs/rlscheduler.md, "A large fresh test"): this one
+    # check on the validation split, studies/rlscheduler-agents.md, "A large fresh test"): this one
     # holds 1,000 more, each distinct from those of -test-v0 and from the 60 traces of
     # benchmarks/fresh_lublin.py (generator seeds 1,000,000 + i).
     register_lazy(

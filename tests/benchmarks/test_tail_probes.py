@@ -1,7 +1,8 @@
 """The tail probes: each trace's worst job compared in pairs, and the starvation guard.
 
 ``benchmarks/worst_per_trace.py`` and ``benchmarks/starvation_guard.py`` back figures in
-``docs/rlscheduler.md`` ("Where the worst jobs come from"): the first on a hand-made table, the
+``studies/rlscheduler-agents.md`` ("Where the worst jobs come from"): the first on a hand-made
+table, the
 second on the rule it adds and on one validation trace of the scenario it probes.
 """
 

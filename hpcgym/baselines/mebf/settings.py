@@ -1,7 +1,7 @@
 """The MEBF paper's workload settings that live in the jobs, not in the scheduler.
 
 Two readings of the paper that change the jobs MEBF and EBF both run (``docs/papers.md``,
-"MEBF: the paper's settings"):
+"The paper's settings"):
 
 - **Reconfiguration cost at the paper's scale** (:func:`scale_reconfig`). The paper draws
   ``alpha`` and ``beta`` of ``T_dr = alpha*dN + beta/N`` from [0.005, 0.05] and then "uses a
