@@ -72,6 +72,7 @@ from hpcgym.bench.runner import (
     plan,
     resolve_executor,
 )
+from hpcgym.bench.verdicts import agent_lines, method_of
 from hpcgym.envs.episodes import dropped_record
 from hpcgym.errors import OutputError, SpecError
 
@@ -527,9 +528,13 @@ def _run_in(
     title = "hpcgym bench: " + ", ".join(names)
     notes = {sc.name: episodes_note(sc) for sc in chosen}
     best = {sc.name: sc.best_heuristic for sc in chosen if sc.best_heuristic}
+    methods: dict[str, str] = {}
+    for t in tasks:  # a table name's method, from the policy it names (a sweep: a member)
+        if best and t.name not in methods:
+            methods[t.name] = method_of(t.policy)
     try:
         board, written = write_report(
-            outcomes, folder, title, metrics, failed, job_table, notes, best
+            outcomes, folder, title, metrics, failed, job_table, notes, best, methods
         )
     except OSError as e:  # the stored cells stay; --resume writes the report again
         raise stop(_NotStored(f"cannot write the report in {folder}: {e.strerror or e}")) from None
@@ -547,6 +552,11 @@ def _run_in(
     print(terminal(board))
     for name, heuristic in best.items():
         print(f"{name}: {best_heuristic_line(heuristic).replace('**', '')}")
+    if (folder / "verdicts.csv") in written:
+        import pandas as pd
+
+        for line in agent_lines(pd.read_csv(folder / "verdicts.csv")):
+            print(line)
     for f in failed:
         print(f"FAILED: {f.policy} on {f.scenario}, episode seed {f.seed}: {f.error}")
     if failed and not outcomes:

@@ -599,6 +599,7 @@ def write_report(
     job_table: str = "csv",
     episodes_note: dict[str, str] | None = None,
     best: dict[str, str] | None = None,
+    methods: dict[str, str] | None = None,
 ) -> tuple[pd.DataFrame, list[Path]]:
     """Write every output into ``folder``; return the leaderboard and the files written.
 
@@ -606,7 +607,8 @@ def write_report(
     earlier report of the folder wrote and this one does not are removed. Every table lists
     policies in the leaderboard's order, so a truncated or failed policy is never first.
     ``episodes_note`` says, per scenario, how independent its episodes are (``intervals.md``);
-    ``best`` names each scenario's best heuristic (``leaderboard.md`` and ``intervals.md``).
+    ``best`` names each scenario's best heuristic (``leaderboard.md`` and ``intervals.md``);
+    ``methods`` gives each table name's method (``verdicts.md``, :mod:`hpcgym.bench.verdicts`).
     """
     check_job_table(job_table)
     folder.mkdir(parents=True, exist_ok=True)
@@ -636,7 +638,7 @@ def write_report(
             written.append(path)
         text = statistics_markdown(spread, wins, episodes_note, best) + "\n"
         written.append(write_text(folder / "intervals.md", text))
-        verdicts = verdict_table(spread, with_axes(results), best or {})
+        verdicts = verdict_table(spread, with_axes(results), best or {}, methods)
         if len(verdicts):  # scenarios that name their best heuristic
             with atomic_path(folder / "verdicts.csv") as tmp:
                 verdicts.to_csv(tmp, index=False)

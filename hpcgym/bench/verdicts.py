@@ -85,14 +85,20 @@ def _win(wide: pd.DataFrame, policy: str, best: str) -> tuple[float, float, floa
 
 
 def verdict_table(
-    stats_table: pd.DataFrame, results: pd.DataFrame, best: dict[str, str]
+    stats_table: pd.DataFrame,
+    results: pd.DataFrame,
+    best: dict[str, str],
+    methods: dict[str, str] | None = None,
 ) -> pd.DataFrame:
     """One row per policy of every scenario that names a best heuristic played in the run.
 
     ``stats_table`` is :func:`hpcgym.bench.report.intervals` of ``results`` (the run's episode
     rows). Scenarios without a named best heuristic, or whose best heuristic did not play, get
-    no rows.
+    no rows. ``methods`` gives the method of a table's policy name (a label such as
+    ``malleable-100k@best`` does not lead back to its files); a name it lacks is read as a
+    policy name (:func:`method_of`).
     """
+    methods = methods or {}
     rows: list[dict[str, Any]] = []
     for scenario, part in stats_table.groupby("scenario", sort=False):
         name = best.get(str(scenario), "")
@@ -107,7 +113,7 @@ def verdict_table(
         for _, r in part.iterrows():
             policy = str(r["policy"])
             row: dict[str, Any] = {"scenario": scenario, "policy": policy, "metric": metric}
-            row["method"] = method_of(policy)
+            row["method"] = methods.get(policy) or method_of(policy)
             row["train_seeds"] = r.get("train_seeds", 1)
             row["episodes"] = r["episodes"]
             for col in ("mean", "mean_low", "mean_high", "worst_job", "mean_response"):
@@ -189,3 +195,27 @@ def verdicts_markdown(table: pd.DataFrame, best: dict[str, str]) -> str:
         lines += [f"## {scenario} ({metric}), best heuristic `{best[str(scenario)]}`", ""]
         lines += [*table_lines(part), ""]
     return "\n".join(lines)
+
+
+LEARNED = ("RL", "search", "planner", "distilled")
+"""The methods of agents (learned or searched), whose verdicts ``hpcgym bench`` prints."""
+
+
+def agent_lines(table: pd.DataFrame) -> list[str]:
+    """One line per agent of :func:`verdict_table`: its verdict against the best heuristic."""
+    lines = []
+    for _, r in table[table["method"].isin(LEARNED)].iterrows():
+        best = table[(table["scenario"] == r["scenario"]) & (table["verdict"] == "best heuristic")]
+        name = str(best["policy"].iloc[0]) if len(best) else "?"
+        line = (
+            f"{r['scenario']}: {r['policy']} ({r['method']}) {r['verdict']} against {name} by "
+            f"the interval rule: mean {_num(r['mean'])} [{_num(r['mean_low'])}, "
+            f"{_num(r['mean_high'])}]"
+        )
+        if len(best):
+            b = best.iloc[0]
+            line += f" vs {_num(b['mean'])} [{_num(b['mean_low'])}, {_num(b['mean_high'])}]"
+        if not np.isnan(float(r["win"])):
+            line += f", lower on {float(r['win']):.2f} of the episodes"
+        lines.append(line + " (verdicts.md)")
+    return lines

@@ -12,7 +12,13 @@ import pytest
 from hpcgym.bench.command import run_bench
 from hpcgym.bench.report import intervals
 from hpcgym.bench.scenarios import Scenario
-from hpcgym.bench.verdicts import interval_verdict, method_of, verdict_table, verdicts_markdown
+from hpcgym.bench.verdicts import (
+    agent_lines,
+    interval_verdict,
+    method_of,
+    verdict_table,
+    verdicts_markdown,
+)
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
 
@@ -120,3 +126,32 @@ def test_a_bench_run_writes_verdicts_for_a_scenario_naming_its_best(tmp_path: Pa
     assert fcfs["method"] == "heuristic" and fcfs["episodes"] == 6
     assert fcfs["verdict"] in ("beats", "tie", "loses")
     assert "## tiny-v0 (mean_bsld), best heuristic `easy`" in (run / "verdicts.md").read_text()
+
+
+def test_the_bench_prints_each_agents_verdict_and_no_heuristics() -> None:
+    results = _results()
+    stats = intervals(results, {"s-v0": "mean_bstretch"})
+    table = verdict_table(stats, results, {"s-v0": "easy"})
+    table.loc[table["policy"] == "advance", "method"] = "RL"  # as if it were a trained agent
+    (line,) = agent_lines(table)
+    assert line.startswith("s-v0: advance (RL) beats against easy by the interval rule: mean ")
+    assert " vs " in line and "lower on 1.00 of the episodes (verdicts.md)" in line
+    assert agent_lines(table[table["policy"] != "advance"]) == []
+
+
+def test_an_agents_method_comes_from_its_files_not_its_table_name(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from hpcgym.agents.score import ScoreCard
+    from hpcgym.bench import scenarios
+
+    card = ScoreCard("hpcgym/Rigid-v0", {"n_jobs": 256}, (1.2, 0.1, 0.3, -0.2, 0.1, 0.0, 0.8, 0.4))
+    folder = tmp_path / "mine"  # its table name, "mine", leads back to no file
+    folder.mkdir()
+    (folder / "score.json").write_text(card.to_json())
+    base = scenarios.get("rigid-lublin-v1")
+    sc = replace(base, seeds=base.seeds[:4], policies=("easy",), best_heuristic="easy")
+    run = tmp_path / "run"
+    assert run_bench([sc], [str(folder), "easy"], run_dir=run, executor="serial") == 0
+    table = pd.read_csv(run / "verdicts.csv").set_index("policy")
+    assert table.loc["mine", "method"] == "search"
