@@ -29,6 +29,7 @@ import argparse
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 import types
@@ -203,8 +204,6 @@ def main() -> None:
 
 def _commit(checkout: Path) -> str:
     """The short commit of the clone (``?`` when it is not a git clone)."""
-    import subprocess
-
     done = subprocess.run(
         ["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"],
         capture_output=True,

@@ -36,8 +36,12 @@ METHODS = ("RL", "search", "planner", "distilled", "heuristic", "trivial", "refe
 black-box search of a score or order (CMA-ES), a lookahead planner, a network distilled from a
 planner, a published heuristic, a trivial reference rule, or a built-in reference policy."""
 
-_ENGINE_METHODS = {"score": "search", "order": "search", "planner": "planner"}
-_ENGINE_METHODS["distilled"] = "distilled"
+_ENGINE_METHODS = {
+    "score": "search",
+    "order": "search",
+    "planner": "planner",
+    "distilled": "distilled",
+}
 
 
 def method_of(policy: str) -> str:
@@ -118,16 +122,13 @@ def verdict_table(
             row["episodes"] = r["episodes"]
             for col in ("mean", "mean_low", "mean_high", "worst_job", "mean_response"):
                 row[col] = r.get(col, math.nan)
+            row.update(win=math.nan, win_low=math.nan, win_high=math.nan, response_win=math.nan)
             cut = int(r.get("truncated", 0) or 0)
             if policy == name:
                 row["verdict"] = "best heuristic"
-                row.update({f"win{s}": math.nan for s in ("", "_low", "_high")})
-                row["response_win"] = math.nan
             elif cut or int(ref_row.get("truncated", 0) or 0):
                 # A truncated episode's objective covers only the jobs that finished.
                 row["verdict"] = f"not judged ({cut} truncated)" if cut else "-"
-                row.update({f"win{s}": math.nan for s in ("", "_low", "_high")})
-                row["response_win"] = math.nan
             else:
                 row["verdict"] = interval_verdict(
                     float(r["mean_low"]),
@@ -137,8 +138,8 @@ def verdict_table(
                 )
                 win = _win(objective, policy, name)
                 row.update(win=win[0], win_low=win[1], win_high=win[2])
-                resp = (math.nan,) if response is None else _win(response, policy, name)
-                row["response_win"] = resp[0]
+                if response is not None:
+                    row["response_win"] = _win(response, policy, name)[0]
             rows.append(row)
     return pd.DataFrame(rows)
 
