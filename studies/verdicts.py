@@ -25,7 +25,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from hpcgym.bench import scenarios
+from hpcgym.bench.judged import episodes_note
 from hpcgym.bench.verdicts import table_lines
+from hpcgym.envs.episodes import env_config
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results.md"
@@ -136,9 +139,12 @@ def markdown(preset: Preset, tables: dict[str, pd.DataFrame], out: Path) -> str:
         best = table.loc[table["verdict"] == "best heuristic", "policy"]
         cross = " (cross-trace: a trace the agents never trained on)" if judged.cross_trace else ""
         metric = table["metric"].iloc[0]
+        sc = scenarios.get(judged.scenario)
+        split = env_config(sc.env_id, dict(sc.env_kwargs)).split
         lines += [
             f"**`{judged.scenario}`**{cross}: objective `{metric}`, best heuristic on validation "
-            f"`{best.iloc[0] if len(best) else '?'}`.",
+            f"`{best.iloc[0] if len(best) else '?'}`; episodes: {episodes_note(sc)} (split "
+            f"`{split}`).",
             "",
             "```bash",
             shlex.join(bench_argv(judged.scenario, preset.agents, out)),

@@ -56,11 +56,15 @@ def test_a_table_keeps_agents_the_best_and_what_does_not_lose() -> None:
             _row("fcfs", "heuristic", "loses"),
         ]
     )
-    preset = study.Preset("p", (study.Judged("s-v0", cross_trace=True),), ("agents/x@best",))
-    text = study.markdown(preset, {"s-v0": table}, Path("out"))
+    table["scenario"] = "malleable-small-v3"
+    preset = study.Preset(
+        "p", (study.Judged("malleable-small-v3", cross_trace=True),), ("agents/x@best",)
+    )
+    text = study.markdown(preset, {"malleable-small-v3": table}, Path("out"))
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     assert [r.split("|")[1].strip() for r in rows] == ["`agents/x@best`", "`easy`", "`asap-min`"]
     assert "| 5 x 100 |" in rows[0] and rows[0].endswith("| loses |")
     assert rows[2].endswith("| beats *(worse response)* |")
     assert "cross-trace" in text and "best heuristic on validation `easy`" in text
-    assert "hpcgym bench --scenario s-v0 --with-defaults --policy agents/x@best" in text
+    assert "--scenario malleable-small-v3 --with-defaults --policy agents/x@best" in text
+    assert "every disjoint window of the split: no two share a job (split `test`)" in text
