@@ -18,7 +18,7 @@ import pandas as pd
 from hpcgym.atomic import write_csv
 from hpcgym.bench.axes import DOMINATED, columns, dominated_on_response, objective_of, with_axes
 from hpcgym.bench.episode import forced_kill_rule, run_episode
-from hpcgym.bench.policies import policy_kind, policy_label, trust_pickled
+from hpcgym.bench.policies import policy_kind, policy_label, policy_labels, trust_pickled
 from hpcgym.cli_checks import at_least, env_kwargs_arg, known_env_id, writable_file
 from hpcgym.envs.episodes import env_config
 
@@ -27,11 +27,16 @@ HEADLINE = ("mean_bsld", "max_bsld", "mean_wait", "utilization", "makespan", "re
 ``summary`` is in the CSV)."""
 
 
-def episode_row(policy: str, env_id: str, seed: int, env_kwargs: dict[str, Any]) -> dict[str, Any]:
-    """One tidy row: who, where, which seed, how it ran, then every episode metric."""
+def episode_row(
+    policy: str, env_id: str, seed: int, env_kwargs: dict[str, Any], label: str | None = None
+) -> dict[str, Any]:
+    """One tidy row: who, where, which seed, how it ran, then every episode metric.
+
+    Who is ``label``, else :func:`policy_label` of ``policy``.
+    """
     out = run_episode(policy, env_id, seed, env_kwargs)
     row: dict[str, Any] = {
-        "policy": policy_label(policy),
+        "policy": label or policy_label(policy),
         "env_id": env_id,
         "seed": seed,
         "path": out.path,
@@ -57,11 +62,16 @@ def evaluate(
     has no kills (MEBF's: resized jobs outlive their request by design), in which case every
     policy runs without them. ``results.attrs["kill_rule"]`` says which, and why.
 
+    Two agents whose files share a name (``runs/a/best``, ``runs/b/best``) get labels long
+    enough to tell them apart (``a/best``, ``b/best``, as in ``hpcgym bench``).
+
     Raises:
-        SpecError: An unknown policy; a ``<baseline>@env`` whose windows are too small for
-            some episode (``hpcgym.bench.windows``), before anything runs.
+        SpecError: An unknown policy; the same policy given twice; a ``<baseline>@env`` whose
+            windows are too small for some episode (``hpcgym.bench.windows``), before anything
+            runs.
     """
     kwargs = dict(env_kwargs or {})
+    labels = policy_labels(policies)
     adapted = [p for p in policies if policy_kind(p) == "adapted"]  # unknown names fail here
     if adapted:
         from hpcgym.bench.windows import check_adapted
@@ -70,7 +80,11 @@ def evaluate(
     rule = kill_rule(policies, env_id, kwargs)
     if not rule[0]:
         kwargs["kill_on_walltime"] = False
-    rows = [episode_row(p, env_id, s, kwargs) for p in policies for s in seeds]
+    rows = [
+        episode_row(p, env_id, s, kwargs, label)
+        for p, label in zip(policies, labels, strict=True)
+        for s in seeds
+    ]
     results = pd.DataFrame(rows)
     results.attrs["kill_rule"] = rule[1]
     return results

@@ -146,3 +146,14 @@ def test_an_agent_trained_without_kills_sets_the_tables_rule() -> None:
     agent = str(Path(__file__).resolve().parents[2] / "agents" / "malleable-100k" / "s0" / "best")
     assert forced_kill_rule(agent) is False  # its card: kill_on_walltime false
     assert forced_kill_rule("easy") is None and forced_kill_rule("mebf@env") is False
+
+
+def test_two_agents_with_the_same_file_name_keep_separate_rows() -> None:
+    # Two seeds' best checkpoints are both called "best": each keeps its own rows (a shared
+    # label merged them into one policy of twice the episodes), named as hpcgym bench names them.
+    root = Path(__file__).resolve().parents[2] / "agents" / "malleable-100k"
+    members = [str(root / "s0" / "best"), str(root / "s1" / "best")]
+    table = evaluate(members, "hpcgym/Malleable-v0", [7], {"n_jobs": 24, "split": "test"})
+    assert list(table["policy"]) == ["s0/best", "s1/best"]
+    with pytest.raises(SpecError, match="given twice"):
+        evaluate([members[0], members[0]], "hpcgym/Malleable-v0", [7], {"n_jobs": 24})
