@@ -27,6 +27,7 @@ import pandas as pd
 
 from hpcgym.bench import scenarios
 from hpcgym.bench.judged import episodes_note
+from hpcgym.bench.policies import policy_label
 from hpcgym.bench.verdicts import table_lines
 from hpcgym.envs.episodes import env_config
 
@@ -123,19 +124,44 @@ def run_scenario(scenario: str, agents: tuple[str, ...], out: Path) -> pd.DataFr
     return pd.read_csv(run_dir / "verdicts.csv")
 
 
+def agent_labels(agents: tuple[str, ...]) -> set[str]:
+    """The labels the agents' rows carry in a run's tables (``malleable-100k@best``)."""
+    return {policy_label(str(ROOT / agent)) for agent in agents}
+
+
 def kept(table: pd.DataFrame, agents: tuple[str, ...]) -> pd.DataFrame:
-    """The agents, the best heuristic, and every other policy that does not lose to it."""
-    keep = table["policy"].isin(set(agents)) | (table["verdict"] != "loses")
+    """The agents (whatever their verdict), the best heuristic, and what does not lose to it."""
+    keep = table["policy"].isin(agent_labels(agents)) | (table["verdict"] != "loses")
     return table[keep]
 
 
-def markdown(preset: Preset, tables: dict[str, pd.DataFrame], out: Path) -> str:
-    """One preset's section: per scenario, its command and its table."""
+def finished(scenario: str, agents: tuple[str, ...], out: Path) -> pd.DataFrame | None:
+    """The scenario's verdicts table if its run finished with every agent, else None."""
+    path = ROOT / out / scenario / "verdicts.csv"
+    if not path.is_file():
+        return None
+    table = pd.read_csv(path)
+    return table if agent_labels(agents) <= set(table["policy"]) else None
+
+
+def markdown(preset: Preset, tables: dict[str, pd.DataFrame | None], out: Path) -> str:
+    """One preset's section: per scenario, its command and its table (or that it is not run)."""
     lines = [f"### {preset.name}", ""]
     if not preset.agents:
         lines += ["No agent is trained for this preset yet: the heuristics only.", ""]
     for judged in preset.scenarios:
-        table = kept(tables[judged.scenario], preset.agents)
+        whole = tables.get(judged.scenario)
+        if whole is None:
+            lines += [
+                f"**`{judged.scenario}`**: not run yet. Its command:",
+                "",
+                "```bash",
+                f"python studies/verdicts.py --preset {preset.name} --write",
+                "```",
+                "",
+            ]
+            continue
+        table = kept(whole, preset.agents)
         best = table.loc[table["verdict"] == "best heuristic", "policy"]
         cross = " (cross-trace: a trace the agents never trained on)" if judged.cross_trace else ""
         metric = table["metric"].iloc[0]
@@ -176,30 +202,42 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--preset", action="append", choices=sorted(PRESETS), help="(default: all)")
     ap.add_argument("--out", type=Path, default=Path("hpcgym-bench") / "verdicts")
-    ap.add_argument("--write", action="store_true", help="rewrite the docs/results.md section")
+    ap.add_argument(
+        "--write",
+        action="store_true",
+        help="rewrite the docs/results.md section after each preset, from every finished run",
+    )
     args = ap.parse_args()
     chosen = [PRESETS[n] for n in (args.preset or PRESETS)]
-    sections = []
     for preset in chosen:
         tables = {
             j.scenario: run_scenario(j.scenario, preset.agents, args.out) for j in preset.scenarios
         }
-        sections.append(markdown(preset, tables, args.out))
-        print(sections[-1], flush=True)
-    if args.write:
-        intro = f"{HEADING}\n\n" + " ".join(
-            [
-                "`python studies/verdicts.py --write` runs each judged preset's scenarios with",
-                "every heuristic and the shipped agents and keeps, per scenario, the agents, the",
-                "best heuristic named on validation before the test was played, and every policy",
-                "that does not lose to it. Verdict by the interval rule (`docs/bench.md`,",
-                '"Verdicts"): **beats** when the 95% interval of the mean lies entirely below the',
-                "best heuristic's, **loses** when entirely above, **tie** otherwise. Method: RL",
-                "(SB3 / sb3-contrib, imitation then RL included), search (CMA-ES), planner,",
-                "distilled, heuristic, trivial, reference.\n",
-            ]
-        )
-        write_section(intro + "\n" + "\n".join(sections))
+        print(markdown(preset, dict(tables), args.out), flush=True)
+        if args.write:
+            write_all(args.out)
+
+
+def write_all(out: Path) -> None:
+    """Rewrite the results.md section: every preset, from its finished runs in ``out``."""
+    sections = []
+    for preset in PRESETS.values():
+        tables = {j.scenario: finished(j.scenario, preset.agents, out) for j in preset.scenarios}
+        sections.append(markdown(preset, tables, out))
+    intro = f"{HEADING}\n\n" + " ".join(
+        [
+            "`python studies/verdicts.py --write` runs each judged preset's scenarios with",
+            "every heuristic and the shipped agents and keeps, per scenario, the agents, the",
+            "best heuristic named on validation before the test was played, and every policy",
+            "that does not lose to it. Verdict by the interval rule (`docs/bench.md`,",
+            '"Verdicts"): **beats** when the 95% interval of the mean lies entirely below the',
+            "best heuristic's, **loses** when entirely above, **tie** otherwise. Method: RL",
+            "(SB3 / sb3-contrib, imitation then RL included), search (CMA-ES), planner,",
+            "distilled, heuristic, trivial, reference. A preset whose runs have not finished",
+            "says so, with the command that runs them.\n",
+        ]
+    )
+    write_section(intro + "\n" + "\n".join(sections))
 
 
 if __name__ == "__main__":

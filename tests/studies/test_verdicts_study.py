@@ -50,21 +50,41 @@ def _row(policy: str, method: str, verdict: str, seeds: int = 1) -> dict[str, ob
 def test_a_table_keeps_agents_the_best_and_what_does_not_lose() -> None:
     table = pd.DataFrame(
         [
-            _row("agents/x@best", "RL", "loses", seeds=5),
+            _row("malleable-100k@best", "RL", "loses", seeds=5),
             _row("easy", "heuristic", "best heuristic"),
             _row("asap-min", "trivial", "beats"),
             _row("fcfs", "heuristic", "loses"),
         ]
     )
     table["scenario"] = "malleable-small-v3"
-    preset = study.Preset(
-        "p", (study.Judged("malleable-small-v3", cross_trace=True),), ("agents/x@best",)
-    )
+    agents = ("agents/malleable-100k@best",)  # its rows carry the label malleable-100k@best
+    preset = study.Preset("p", (study.Judged("malleable-small-v3", cross_trace=True),), agents)
     text = study.markdown(preset, {"malleable-small-v3": table}, Path("out"))
     rows = [line for line in text.splitlines() if line.startswith("| `")]
-    assert [r.split("|")[1].strip() for r in rows] == ["`agents/x@best`", "`easy`", "`asap-min`"]
+    assert [r.split("|")[1].strip() for r in rows] == [
+        "`malleable-100k@best`",  # kept although it loses
+        "`easy`",
+        "`asap-min`",
+    ]
     assert "| 5 x 100 |" in rows[0] and rows[0].endswith("| loses |")
     assert rows[2].endswith("| beats *(worse response)* |")
     assert "cross-trace" in text and "best heuristic on validation `easy`" in text
-    assert "--scenario malleable-small-v3 --with-defaults --policy agents/x@best" in text
+    assert (
+        "--scenario malleable-small-v3 --with-defaults --policy agents/malleable-100k@best" in text
+    )
     assert "every disjoint window of the split: no two share a job (split `test`)" in text
+
+
+def test_a_scenario_without_a_finished_run_says_how_to_run_it(tmp_path: Path) -> None:
+    preset = study.PRESETS["malleable"]
+    out = tmp_path / "runs"
+    assert study.finished("malleable-small-v3", preset.agents, out) is None
+    run = out / "malleable-small-v3"
+    run.mkdir(parents=True)
+    table = pd.DataFrame([_row("easy-min", "trivial", "best heuristic")])
+    table.to_csv(run / "verdicts.csv", index=False)
+    # A run without the preset's agents (an earlier run, before one joined) is not finished.
+    assert study.finished("malleable-small-v3", preset.agents, out) is None
+    text = study.markdown(preset, {}, out)
+    assert text.count("not run yet") == len(preset.scenarios)
+    assert "python studies/verdicts.py --preset malleable --write" in text
