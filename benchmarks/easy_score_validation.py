@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.agents.score import load_score
+from hpcgym.agents.engine.score import load_score
 from hpcgym.baselines import make
 from hpcgym.bench import scenarios
 from hpcgym.bench.stats import interval, paired_win_rate

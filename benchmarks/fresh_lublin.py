@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from hpcgym.agents.cards import load_engine_card
-from hpcgym.agents.lookahead import PlannerCard
+from hpcgym.agents.engine.lookahead import PlannerCard
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.priority import PriorityReserve
 from hpcgym.baselines.rlsched_setting import CONFIG

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hpcgym.agents.distill import DistilledCard, DistilledReserve
+from hpcgym.agents.engine.distill import DistilledCard, DistilledReserve
 from hpcgym.baselines import make as make_baseline
 from hpcgym.baselines.base import BaseScheduler, runtime_estimate
 from hpcgym.bench import scenarios

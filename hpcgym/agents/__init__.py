@@ -13,11 +13,11 @@ __all__ = ["load_agent", "make_agent", "save_agent"]
 
 def __getattr__(name: str) -> Any:
     if name == "make_agent":
-        from hpcgym.agents.make import make_agent
+        from hpcgym.agents.rl.make import make_agent
 
         return make_agent
     if name in ("load_agent", "save_agent"):
-        from hpcgym.agents import saved
+        from hpcgym.agents.rl import saved
 
         return getattr(saved, name)
     raise AttributeError(f"module 'hpcgym.agents' has no attribute {name!r}")

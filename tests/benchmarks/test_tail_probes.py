@@ -21,7 +21,7 @@ sys.path.insert(0, str(BENCHMARKS))
 import starvation_guard as sg  # noqa: E402
 import worst_per_trace as wpt  # noqa: E402
 
-from hpcgym.agents.distill import DistilledReserve  # noqa: E402
+from hpcgym.agents.engine.distill import DistilledReserve  # noqa: E402
 from hpcgym.bench import scenarios  # noqa: E402
 from hpcgym.envs.episodes import episode_for  # noqa: E402
 from hpcgym.sim import SimConfig, Simulator  # noqa: E402
