@@ -1,7 +1,7 @@
 """Engine agents: learned schedulers that play on the bare engine, as a baseline does.
 
 They need numpy (and ``cma`` to search), never torch or stable-baselines3 (an import-linter
-contract in pyproject.toml and ``tests/agents/test_engine_without_torch.py`` check it):
+contract in pyproject.toml and ``tests/test_layers.py`` check it):
 
 - :mod:`~hpcgym.agents.engine.score`: linear job-scoring agents found by CMA-ES;
 - :mod:`~hpcgym.agents.engine.order`: linear list orders for evolving jobs, found by CMA-ES;
