@@ -11,7 +11,7 @@ pool jobs, their arrival gaps kept, the first arriving one gap after now; with `
 runs that start within half an hour of now's time of day. Every candidate plays against the
 same samples; the planner commits to the one with the lowest total bounded slowdown (ties:
 F1's choice). Its model is data, not weights: nothing is trained beyond choosing the four
-settings on sequences the tests never use (``benchmarks/rollout_probe.py``).
+settings on sequences the tests never use (``studies/probes/rollout_probe.py``).
 
 The forward plays (:func:`forward_cost`, :func:`forward_cost_backfill`) are the engine's rules
 exactly: played from an empty machine over a sequence's true arrivals they give the engine's

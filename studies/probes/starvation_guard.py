@@ -10,7 +10,7 @@ and F1's reserve mode, on the *validation* share of the Lublin model's seeds
 validation split), on the bare engine, and prints per policy and ``B`` the mean bounded
 slowdown, the mean of each trace's worst job and the worst job of all, as JSON lines.
 
-    python benchmarks/starvation_guard.py agents/distilled-dagger-bf --limits 1000 2000 4000
+    python studies/probes/starvation_guard.py agents/distilled-dagger-bf --limits 1000 2000 4000
 
 Results: ``studies/rlscheduler-agents.md`` ("Where the worst jobs come from").
 """

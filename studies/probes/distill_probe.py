@@ -12,12 +12,12 @@ Three steps, each writing a new file (never overwritten):
   (:func:`hpcgym.agents.rl.distill_fit.fit_ensemble`; options to drop a feature or transform
   the regret) and write their weights (``.json``);
 * ``eval``: play F1 and the networks' mean score on the 30 tuning sequences of
-  ``benchmarks/rollout_probe.py`` (1,024 jobs in ``[3500, 6975)``) and print both with 95%
+  ``studies/probes/rollout_probe.py`` (1,024 jobs in ``[3500, 6975)``) and print both with 95%
   bootstrap intervals and the paired win rate.
 
-    python benchmarks/distill_probe.py gen --backfill --sequences 400 --out bf-a.npz
-    python benchmarks/distill_probe.py fit bf-a.npz --members 4 --out bf-a.json
-    python benchmarks/distill_probe.py eval bf-a.json
+    python studies/probes/distill_probe.py gen --backfill --sequences 400 --out bf-a.npz
+    python studies/probes/distill_probe.py fit bf-a.npz --members 4 --out bf-a.json
+    python studies/probes/distill_probe.py eval bf-a.json
 
 Results: ``studies/rlscheduler-agents.md`` ("A distilled planner").
 """
@@ -37,11 +37,11 @@ from hpcgym.agents.engine.distill import (
     DistilledReserve,
     Recorder,
     choice_regret,
-    fit_ensemble,
     layers_from_json,
     merge,
     record_sequence,
 )
+from hpcgym.agents.rl.distill_fit import fit_ensemble
 from hpcgym.baselines.priority import PriorityReserve
 from hpcgym.baselines.rlsched_setting import CONFIG
 from hpcgym.bench.stats import interval, paired_win_rate

@@ -25,8 +25,8 @@ Modes:
   reset seeds ``0 .. --train - 1``. Test: ``rigid-lublin-v1`` (the reference is ``easy-f1``,
   the best heuristic there) and its cross-trace tests ``rigid-sdsc-sp2-v0``, ``rigid-kth-v0``.
 
-    python benchmarks/learned_score.py --mode reserve [--backfill] [--generations 30]
-    python benchmarks/learned_score.py --mode easy [--generations 30]
+    python studies/probes/learned_score.py --mode reserve [--backfill] [--generations 30]
+    python studies/probes/learned_score.py --mode easy [--generations 30]
 
 Results: ``studies/rlscheduler-agents.md`` ("A learned score by direct search") and
 ``docs/results.md``.

@@ -18,7 +18,7 @@ a bound, not a scheduler).
   trace's train split (``--pool own``). The shipped planners are benchmarked with ``hpcgym
   bench``; this is for looking around.
 
-    python benchmarks/rollout_probe.py --where tune --backfill --horizon 64 --samples 32 --align
+    python studies/probes/rollout_probe.py --where tune --backfill --horizon 64 --samples 32 --align
 
 Results: ``studies/rlscheduler-agents.md`` ("A planner with sampled futures").
 """

@@ -12,8 +12,8 @@ visible queue plus ``--horizon`` arrivals sampled from lublin_256's train split
 with the lowest total bounded slowdown is used. ``--check`` verifies that the forward play,
 given the true future and F1's own first job, gives ``easy-f1``'s engine schedule cost.
 
-    python benchmarks/easy_planner_probe.py --split validation --samples 16
-    python benchmarks/easy_planner_probe.py --check
+    python studies/probes/easy_planner_probe.py --split validation --samples 16
+    python studies/probes/easy_planner_probe.py --check
 
 Results: ``docs/results.md`` ("An EASY planner probe").
 """
