@@ -1,10 +1,10 @@
 """Speed of an EASY score agent's ranking: the split score against the feature matrix.
 
-:class:`hpcgym.agents.score.LinearEasy` ranks the whole queue at every decision point; it
+:class:`hpcgym.agents.engine.score.LinearEasy` ranks the whole queue at every decision point; it
 computes the score's submission-time part once per job and only the waiting-time and fit parts
 at each call (``split``). ``matrix`` ranks by the definition at every call,
-:func:`hpcgym.agents.score.ranked_by_features` (the feature matrix times the coefficients), as
-the class did before (the same ranking: tested in
+:func:`hpcgym.agents.engine.score.ranked_by_features` (the feature matrix times the
+coefficients), as the class did before (the same ranking: tested in
 ``tests/agents/test_score.py``). Plays ``--episodes`` 256-job episodes of the Lublin model
 (the search's training episodes of seed 0) with the weights of ``agents/score-synlublin-easy``
 seed 0 and prints the mean bounded slowdown over them, identical for both. Time it whole:
@@ -19,7 +19,7 @@ import argparse
 from pathlib import Path
 
 from hpcgym.agents.cards import load_engine_card
-from hpcgym.agents.score import LinearEasy, ranked_by_features
+from hpcgym.agents.engine.score import LinearEasy, ranked_by_features
 from hpcgym.bench import scenarios
 from hpcgym.envs.episodes import episode_for
 from hpcgym.sim import Job, SimConfig, Simulator

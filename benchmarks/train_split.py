@@ -1,12 +1,12 @@
 """Where MaskablePPO's training time goes: the env against the learner, per VecEnv.
 
 Run: ``python benchmarks/train_split.py [--timesteps N] [--repeats R] [--vec mask --vec dummy]
-[--env ID ...] [--learner lean|sb3] [--write]``. Each run is ``hpcgym.agents.train.train`` with
+[--env ID ...] [--learner lean|sb3] [--write]``. Each run is ``hpcgym.agents.rl.train.train`` with
 the shipped hyperparameters (job-scoring policy, 2 envs, ``n_steps`` 512, 1 torch thread), in
 this process, one after the other. With ``--write`` it rewrites the ``## Training time split``
 section of ``benchmarks/RESULTS.md``.
 
-What is measured (``hpcgym.agents.callbacks.TimedVecEnv`` and ``UpdateTimer``):
+What is measured (``hpcgym.agents.rl.callbacks.TimedVecEnv`` and ``UpdateTimer``):
 
 * **env**: time inside the VecEnv: ``reset``, ``step_async``/``step_wait`` (the envs, their
   wrappers, the VecEnv's copies and resets of finished episodes) and ``env_method`` (the action
@@ -38,7 +38,7 @@ import torch
 from results_md import build_note, write_section
 
 import hpcgym  # noqa: F401  (registers the ids)
-from hpcgym.agents.train import LEARNERS, TrainConfig, load_hyperparams, train
+from hpcgym.agents.rl.train import LEARNERS, TrainConfig, load_hyperparams, train
 
 HEADING = "## Training time split"
 ENVS = ("hpcgym/Rigid-v0", "hpcgym/Malleable-v0")

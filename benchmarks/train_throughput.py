@@ -1,9 +1,9 @@
 """Training throughput: MaskablePPO steps per CPU-second, sb3-contrib's rollouts against hpcgym's.
 
 Run: ``python benchmarks/train_throughput.py [--timesteps N] [--rounds R] [--preset NAME ...]
-[--write]``. Each run is ``hpcgym.agents.train.train`` with the shipped hyperparameters, in this
+[--write]``. Each run is ``hpcgym.agents.rl.train.train`` with the shipped hyperparameters, in this
 process; the two learners (``--learner sb3``: sb3-contrib's ``MaskablePPO``; ``--learner lean``:
-:class:`hpcgym.agents.lean_ppo.LeanMaskablePPO`, the default) run interleaved, round by round
+:class:`hpcgym.agents.rl.lean_ppo.LeanMaskablePPO`, the default) run interleaved, round by round
 in alternating order (sb3 then lean, lean then sb3, ...), so a drift of the shared machine's
 speed falls on both. Every run of a preset has the same seed: the same work, and the two
 learners must give the same agent bit for bit (checked here on the saved weights).
@@ -34,7 +34,7 @@ import torch
 from results_md import build_note, write_section
 
 import hpcgym  # noqa: F401  (registers the ids)
-from hpcgym.agents.train import HYPERPARAMS, TrainConfig, load_hyperparams, train
+from hpcgym.agents.rl.train import HYPERPARAMS, TrainConfig, load_hyperparams, train
 
 HEADING = "## Training throughput"
 LEARNERS = ("sb3", "lean")
@@ -175,7 +175,7 @@ def main() -> int:
             "policy, 2 envs, n_steps 512, batch 256, 4 epochs, 1 torch thread; rlsched-reserve: "
             "`hpcgym/agents/hyperparams/maskable_ppo_rlsched.yml`, RLScheduler's reserve mode "
             "with 128 queue slots), seed 0, in one process. *sb3*: sb3-contrib's `MaskablePPO` "
-            "(`hpcgym train --learner sb3`); *lean*: `hpcgym.agents.lean_ppo.LeanMaskablePPO` "
+            "(`hpcgym train --learner sb3`); *lean*: `hpcgym.agents.rl.lean_ppo.LeanMaskablePPO` "
             "(the default), the same updates, rollouts without distribution objects and a direct "
             f"forward pass. {args.rounds} rounds per preset, the two learners interleaved in "
             "alternating order; medians, and the speed-up as the median (min-max) of the rounds' "

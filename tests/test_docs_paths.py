@@ -43,7 +43,7 @@ def test_no_page_points_at_the_workspace_beside_the_project() -> None:
     sources = [
         *ROOT.glob("hpcgym/**/*.py"),
         *ROOT.glob("benchmarks/*.py"),
-        *ROOT.glob("studies/*.py"),
+        *ROOT.glob("studies/**/*.py"),
     ]
     found = [
         f"{p.relative_to(ROOT)}:{n}: {m.group(0)}"
@@ -105,7 +105,7 @@ def test_every_named_section_exists() -> None:
         *ROOT.glob("hpcgym/**/*.py"),
         *ROOT.glob("hpcgym/**/*.yml"),
         *ROOT.glob("benchmarks/*.py"),
-        *ROOT.glob("studies/*.py"),
+        *ROOT.glob("studies/**/*.py"),
         *(p for p in ROOT.glob("tests/**/*.py") if p.name != "test_docs_paths.py"),
     ]
     refs = [r for f in files for r in _section_refs(f.read_text(encoding="utf-8"))]

@@ -56,6 +56,24 @@ def test_the_env_ids_are_registered_whatever_the_import_order(code):
     subprocess.run([sys.executable, "-c", probe], check=True, cwd=ROOT)
 
 
+ENGINE_AGENTS = ("cards", "cmaes_pool", "distill", "lookahead", "order", "score", "search_command")
+"""Every module of ``hpcgym.agents.engine``."""
+
+
+def test_engine_agents_load_and_play_without_torch():
+    imports = "\n".join(f"import hpcgym.agents.engine.{m}" for m in ENGINE_AGENTS)
+    play = (
+        "from hpcgym.agents.engine.cards import load_engine_card\n"
+        "card = load_engine_card('agents/score-synlublin-easy/s0')\n"
+        "card.scheduler_for(card.env_id, card.env_kwargs, 'here')\n"
+    )
+    sb3 = {"torch", "stable_baselines3", "sb3_contrib"}
+    assert not sb3 & _loaded_after(imports + "\n" + play)
+    assert sorted(p.stem for p in (ROOT / "hpcgym/agents/engine").glob("[!_]*.py")) == sorted(
+        ENGINE_AGENTS
+    )
+
+
 def test_the_lazy_env_names_are_the_real_ones():
     import hpcgym.envs
     from hpcgym.envs.cluster_env import ClusterEnv
@@ -106,3 +124,13 @@ def test_the_cycle_contract_catches_a_new_cycle(tmp_path):
     broken = _lint(tmp_path)
     assert broken.returncode != 0
     assert ".registry -> .sets" in broken.stdout or ".sets -> .registry" in broken.stdout
+
+
+def test_the_engine_contract_catches_a_torch_import(tmp_path):
+    _copy_package(tmp_path)
+    (tmp_path / "hpcgym" / "agents" / "engine" / "netted.py").write_text(
+        "def f():\n    import torch\n\n    return torch\n"
+    )
+    broken = _lint(tmp_path)
+    assert broken.returncode != 0
+    assert "hpcgym.agents.engine is not allowed to import torch" in broken.stdout

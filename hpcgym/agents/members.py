@@ -22,8 +22,8 @@ def sweep_members(name: str | Path) -> list[tuple[int, Path]]:
     ``s<seed>`` are saved agents (the layout of ``hpcgym train --seeds ... --out DIR``) or
     score agents (``hpcgym search-score --seeds ... --out DIR``).
     """
-    from hpcgym.agents.cards import is_engine_agent
-    from hpcgym.agents.saved import is_saved_agent
+    from hpcgym.agents.engine.cards import is_engine_agent
+    from hpcgym.agents.files import is_saved_agent
 
     text = str(name)
     best = text.endswith(BEST)

@@ -154,7 +154,7 @@ def forced_kill_rule(policy: str) -> bool | None:
     """
     kind = policy_kind(policy)
     if kind == "agent":  # a network trained without kills plays without them (its card says)
-        from hpcgym.agents.saved import AgentCard, model_paths
+        from hpcgym.agents.rl.saved import AgentCard, model_paths
 
         card = model_paths(policy)[1]
         if card.is_file():
@@ -216,7 +216,7 @@ def score_scheduler(path: str, env_id: str, env_kwargs: dict[str, Any]) -> Any:
         SpecError: The agent was trained in another mode (reserve with or without
             backfilling, or EASY order) than the preset's, or for another preset.
     """
-    from hpcgym.agents.cards import load_engine_card
+    from hpcgym.agents.engine.cards import load_engine_card
 
     return load_engine_card(path).scheduler_for(env_id, env_kwargs, path)
 

@@ -38,8 +38,8 @@ MAIN_CHECKPOINT_EVERY = 10_000
 
 def main_job(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
     """Train (unless already trained), benchmark into a new run folder, report."""
-    from hpcgym.agents.saved import is_saved_agent
-    from hpcgym.agents.train import TrainConfig, train
+    from hpcgym.agents.files import is_saved_agent
+    from hpcgym.agents.rl.train import TrainConfig, train
 
     sc = scenarios.get(scenarios.MAIN)
     steps = args.timesteps if args.timesteps is not None else MAIN_TIMESTEPS

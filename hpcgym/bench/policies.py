@@ -12,8 +12,8 @@ A policy name is resolved in this order:
   evolving list scheduling). It gives the engine path's schedule exactly, or stops with
   ``NotExpressible`` naming the command the menu has no entry for;
 * the path of an agent saved by ``hpcgym train``: its run folder, or its weights or card (suffix
-  optional), played by :class:`hpcgym.agents.env_policy.AgentPolicy`. Agents are loaded without
-  unpickling (:func:`hpcgym.agents.saved.load_agent`); an SB3 zip saved with pickle is refused
+  optional), played by :class:`hpcgym.agents.rl.env_policy.AgentPolicy`. Agents are loaded without
+  unpickling (:func:`hpcgym.agents.rl.saved.load_agent`); an SB3 zip saved with pickle is refused
   unless its path was passed to :func:`trust_pickled` (``hpcgym evaluate --trust-pickle``,
   ``hpcgym bench --trust-pickle``);
 * a score, planner or distilled agent's folder (run on the bare engine, as a baseline);
@@ -31,8 +31,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from hpcgym.agents.env_policy import AgentPolicy
 from hpcgym.agents.members import BEST, sweep_members
+from hpcgym.agents.rl.env_policy import AgentPolicy
 from hpcgym.baselines import names as baseline_names
 from hpcgym.errors import SpecError
 from hpcgym.policies import (
@@ -72,8 +72,8 @@ def policy_kind(name: str) -> str:
     kind = base_kind(name)
     if kind is not None:
         return kind
-    from hpcgym.agents.cards import is_engine_agent
-    from hpcgym.agents.saved import is_saved_agent
+    from hpcgym.agents.engine.cards import is_engine_agent
+    from hpcgym.agents.files import is_saved_agent
 
     if is_saved_agent(name):
         return "agent"
@@ -100,7 +100,7 @@ def pickled_agent(name: str | Path) -> Path | None:
     That is a zip with no safetensors weights beside it: :func:`trust_pickled` must be given it
     before it can run.
     """
-    from hpcgym.agents.saved import model_paths, pickled_path
+    from hpcgym.agents.files import model_paths, pickled_path
 
     weights, _ = model_paths(name)
     zipped = pickled_path(name)
@@ -109,7 +109,7 @@ def pickled_agent(name: str | Path) -> Path | None:
 
 def trust_pickled(path: str | Path) -> None:
     """Let this process load the pickled SB3 zip ``path`` (it runs code the file contains)."""
-    from hpcgym.agents.saved import pickled_path
+    from hpcgym.agents.files import pickled_path
 
     _TRUSTED.add(pickled_path(path).resolve())
 
@@ -134,7 +134,7 @@ def make_env_policy(name: str) -> EnvPolicy:
             f"{name!r} is a seed sweep, not one agent: pass it to hpcgym bench (every member "
             f"runs), or one of its members ({sweep_members(name)[0][1]})"
         )
-    from hpcgym.agents.saved import pickled_path
+    from hpcgym.agents.files import pickled_path
 
     return AgentPolicy(name, trust_pickle=pickled_path(name).resolve() in _TRUSTED)
 

@@ -41,7 +41,7 @@ def scenario_dict(sc: Scenario) -> dict[str, Any]:
 
 def _agent_file(policy: str) -> Path:
     """The file holding an agent's weights: its safetensors, else a pickled SB3 zip."""
-    from hpcgym.agents.saved import model_paths, pickled_path
+    from hpcgym.agents.files import model_paths, pickled_path
 
     weights, _ = model_paths(policy)
     zipped = pickled_path(policy)
@@ -68,7 +68,7 @@ def agents_info(policies: Sequence[str]) -> dict[str, Any]:
             expanded.append(p)
     for p in expanded:
         if policy_kind(p) == "score":
-            from hpcgym.agents.cards import engine_card_path
+            from hpcgym.agents.engine.cards import engine_card_path
 
             card_file = engine_card_path(p)
             score = json.loads(card_file.read_text())
@@ -90,7 +90,7 @@ def _agent_card(path: Path) -> dict[str, Any]:
     Raises:
         SpecError: It is not an agent card (naming the file), before any folder is made.
     """
-    from hpcgym.agents.saved import AgentCard
+    from hpcgym.agents.rl.saved import AgentCard
 
     text = read_text_file(path, "an agent card")
     AgentCard.from_json(text, str(path))

@@ -537,7 +537,7 @@ SYNLUBLIN_SEEDS = 1_250_000
 def synlublin_seen() -> frozenset[int]:
     """Generator seeds of the test share already played before the large scenarios existed.
 
-    The 60 traces of ``benchmarks/fresh_lublin.py`` (generator seeds 1,000,000 + i) and those
+    The 60 traces of ``studies/probes/fresh_lublin.py`` (generator seeds 1,000,000 + i) and those
     of ``rlsched-synlublin(-bf)-test-v0`` (``scenario_seeds.json``, ``played``).
     """
     return scenario_seeds.played("synlublin-before-large")
@@ -644,7 +644,7 @@ for _suffix, _bf, _mode, _pols in (
     # 60 traces separate two policies only when they differ by about a quarter (a power
     # check on the validation split, studies/rlscheduler-agents.md, "A large fresh test"): this one
     # holds 1,000 more, each distinct from those of -test-v0 and from the 60 traces of
-    # benchmarks/fresh_lublin.py (generator seeds 1,000,000 + i).
+    # studies/probes/fresh_lublin.py (generator seeds 1,000,000 + i).
     register_lazy(
         f"rlsched-synlublin{_suffix}-large-v0",
         partial(

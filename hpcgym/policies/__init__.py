@@ -10,7 +10,7 @@ This layer sits between the envs and baselines below and the agents and benchmar
 * :mod:`~hpcgym.policies.names`: the name rules (built-in names, ``<baseline>@env``);
 * :mod:`~hpcgym.policies.layout`: the menu layout as policies read it.
 
-Saved SB3 agents act through the same contract (``hpcgym.agents.env_policy.AgentPolicy``).
+Saved SB3 agents act through the same contract (``hpcgym.agents.rl.env_policy.AgentPolicy``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hpcgym.agents.lookahead import PlannerCard
+from hpcgym.agents.engine.lookahead import PlannerCard
 from hpcgym.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,13 +13,13 @@ from agent_helpers import ENV_ID, KWARGS, greedy_actions
 
 import hpcgym  # noqa: F401
 from hpcgym.agents import load_agent, make_agent, save_agent
-from hpcgym.agents.policies import (
+from hpcgym.agents.rl.policies import (
     JobAttentionExtractor,
     JobAttentionPolicy,
     JobScoringExtractor,
     menu_blocks,
 )
-from hpcgym.agents.saved import card_for
+from hpcgym.agents.rl.saved import card_for
 from hpcgym.bench.evaluate import evaluate
 from hpcgym.cli import main
 from hpcgym.errors import SpecError

@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 
 from hpcgym.agents import load_agent
 from hpcgym.agents.cards import load_engine_card
-from hpcgym.agents.distill import DistilledCard
-from hpcgym.agents.lookahead import PlannerCard
-from hpcgym.agents.order import OrderCard
-from hpcgym.agents.saved import AgentCard
-from hpcgym.agents.score import ScoreCard
+from hpcgym.agents.engine.distill import DistilledCard
+from hpcgym.agents.engine.lookahead import PlannerCard
+from hpcgym.agents.engine.order import OrderCard
+from hpcgym.agents.engine.score import ScoreCard
+from hpcgym.agents.rl.saved import AgentCard
 from hpcgym.cli import main
 from hpcgym.envs.registration import PRESETS, check_env_id
 from hpcgym.errors import SpecError

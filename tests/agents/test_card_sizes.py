@@ -12,9 +12,9 @@ import pytest
 import torch
 
 import hpcgym  # noqa: F401  (registers the presets)
-import hpcgym.agents.saved as saved
+import hpcgym.agents.rl.saved as saved
 from hpcgym.agents import make_agent, save_agent
-from hpcgym.agents.saved import card_for, load_agent
+from hpcgym.agents.rl.saved import card_for, load_agent
 from hpcgym.errors import SpecError
 
 ENV_ID, KWARGS = "hpcgym/Malleable-v0", {"n_jobs": 16}
@@ -95,7 +95,7 @@ def test_weights_of_another_network_are_refused(agent, tmp_path):
 
 
 def test_an_sb3_policy_card_with_a_huge_net_arch_is_refused(tmp_path):
-    from hpcgym.agents.saved import algorithm_class
+    from hpcgym.agents.rl.saved import algorithm_class
 
     env = gym.make("hpcgym/Rigid-v0", n_jobs=12)
     model = algorithm_class("ppo")("MultiInputPolicy", env, seed=0, device="cpu")

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from hpcgym.agents.lookahead import PlannerCard
-from hpcgym.agents.order import OrderCard
-from hpcgym.agents.saved import AgentCard
-from hpcgym.agents.score import ScoreCard
+from hpcgym.agents.engine.lookahead import PlannerCard
+from hpcgym.agents.engine.order import OrderCard
+from hpcgym.agents.engine.score import ScoreCard
+from hpcgym.agents.rl.saved import AgentCard
 from hpcgym.errors import SpecError
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from hpcgym.agents import distill, lookahead, order, score
 from hpcgym.agents.card import Card
 from hpcgym.agents.cards import (
     CARDS,
@@ -22,7 +21,8 @@ from hpcgym.agents.cards import (
     is_engine_agent,
     load_engine_card,
 )
-from hpcgym.agents.saved import AgentCard
+from hpcgym.agents.engine import distill, lookahead, order, score
+from hpcgym.agents.rl.saved import AgentCard
 from hpcgym.errors import SpecError
 
 ROOT = Path(__file__).resolve().parents[2]

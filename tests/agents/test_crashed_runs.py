@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from hpcgym import atomic
-from hpcgym.agents import callbacks
+from hpcgym.agents.rl import callbacks
 from hpcgym.agents.runrecord import lock_run_folder
 from hpcgym.cli import main
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from hpcgym import atomic
-from hpcgym.agents.saved import load_agent
+from hpcgym.agents.rl.saved import load_agent
 from hpcgym.cli import main
 from hpcgym.errors import SpecError
 
@@ -161,7 +161,7 @@ def test_a_full_disk_while_training_is_a_one_line_error_saying_how_to_continue(
 def test_a_full_disk_while_appending_to_the_episode_log_is_a_one_line_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hpcgym.agents.callbacks import EpisodeMetricsCallback
+    from hpcgym.agents.rl.callbacks import EpisodeMetricsCallback
 
     def full(self: EpisodeMetricsCallback) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -177,7 +177,7 @@ def test_a_full_disk_while_appending_to_the_episode_log_is_a_one_line_error(
 def test_other_os_errors_in_training_are_not_called_a_full_disk(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hpcgym.agents.callbacks import EpisodeMetricsCallback
+    from hpcgym.agents.rl.callbacks import EpisodeMetricsCallback
     from hpcgym.errors import OutputError
 
     real = atomic.atomic_path

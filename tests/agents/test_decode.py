@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import hpcgym  # noqa: F401
-from hpcgym.agents.decode import agent_action, kind_first, policy_probs, sample_rng, sampled
-from hpcgym.agents.saved import AgentCard, load_agent
-from hpcgym.agents.train import TrainConfig, train
+from hpcgym.agents.rl.decode import agent_action, kind_first, policy_probs, sample_rng, sampled
+from hpcgym.agents.rl.saved import AgentCard, load_agent
+from hpcgym.agents.rl.train import TrainConfig, train
 from hpcgym.bench.evaluate import evaluate
 from hpcgym.errors import SpecError
 from hpcgym.policies.layout import menu_blocks
@@ -146,8 +146,8 @@ def test_a_bad_decoding_is_refused_in_training_and_in_a_card(tmp_path: Path) -> 
 def test_the_bench_player_decodes_as_its_card_says(
     agent: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import hpcgym.agents.decode as decode
-    from hpcgym.agents.env_policy import AgentPolicy
+    import hpcgym.agents.rl.decode as decode
+    from hpcgym.agents.rl.env_policy import AgentPolicy
 
     def spread(model: object, obs: object, mask: np.ndarray) -> np.ndarray:
         # Advance is the single most likely entry, the starts together more likely still, the
@@ -180,7 +180,7 @@ def test_the_bench_player_decodes_as_its_card_says(
 def test_validation_plays_under_the_runs_decoding(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import hpcgym.agents.validation as validation
+    import hpcgym.agents.rl.validation as validation
 
     used: list[str] = []
     real = validation.agent_action
@@ -262,7 +262,7 @@ def test_an_agent_whose_card_says_sample_plays_seeded_draws(agent: Path, tmp_pat
 
 
 def test_an_unmasked_agent_whose_card_asks_for_draws_is_refused(tmp_path: Path) -> None:
-    from hpcgym.agents.env_policy import AgentPolicy
+    from hpcgym.agents.rl.env_policy import AgentPolicy
 
     out = tmp_path / "ppo"
     cfg = TrainConfig(

@@ -1,4 +1,5 @@
-"""Distilled planners (``hpcgym.agents.distill``): features, the recorder, fitting, cards, bench."""
+"""Distilled planners (``hpcgym.agents.engine.distill``, ``hpcgym.agents.rl.distill_fit``):
+features, the recorder, fitting, cards, bench."""
 
 from __future__ import annotations
 
@@ -11,17 +12,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-import hpcgym.agents.distill as ds
+import hpcgym.agents.engine.distill as ds
+import hpcgym.agents.rl.distill_fit as fitting
 from hpcgym.agents.cards import load_engine_card
-from hpcgym.agents.distill import (
+from hpcgym.agents.engine.distill import (
     WIDTH,
     DistilledCard,
     DistilledReserve,
     Recorder,
     choice_features,
-    fit,
 )
-from hpcgym.agents.lookahead import LookaheadReserve
+from hpcgym.agents.engine.lookahead import LookaheadReserve
+from hpcgym.agents.rl.distill_fit import fit
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.priority import PriorityReserve, f1_score
 from hpcgym.baselines.rlsched_setting import CONFIG
@@ -278,7 +280,7 @@ def test_build_records_fits_resumes_and_never_overwrites(
     def no_recording(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("recorded again")
 
-    monkeypatch.setattr(ds, "record", no_recording)
+    monkeypatch.setattr(fitting, "record", no_recording)
     assert (
         main(["distill", *argv, "--epochs", "2", "--workers", "1", "--backfill", "--members", "2"])
         == 0
@@ -324,7 +326,7 @@ def test_dagger_rounds_record_where_the_networks_play(
     def no_recording(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("recorded again")
 
-    monkeypatch.setattr(ds, "record", no_recording)
+    monkeypatch.setattr(fitting, "record", no_recording)
     assert main(["distill", *argv, *opts, "--rounds", "2"]) == 0
     assert (folder / "distilled.json").read_text() == before
     assert main(["distill", "--out", str(tmp_path / "x"), *argv[2:], *opts, "--rounds", "0"]) == 2

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 import hpcgym  # noqa: F401  (registers the ids)
-from hpcgym.agents.train import TrainConfig, train
+from hpcgym.agents.rl.train import TrainConfig, train
 from hpcgym.bench.command import run_bench
 from hpcgym.bench.scenarios import Scenario
 from hpcgym.envs.episodes import dropped_record

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 import hpcgym  # noqa: F401
-from hpcgym.agents.imitation import clone, demonstrate, expert_names, make_expert
-from hpcgym.agents.train import TrainConfig, train
+from hpcgym.agents.rl.imitation import clone, demonstrate, expert_names, make_expert
+from hpcgym.agents.rl.train import TrainConfig, train
 from hpcgym.baselines import make as make_baseline
 from hpcgym.bench.episode import run_episode
 from hpcgym.errors import SpecError

@@ -14,15 +14,15 @@ import torch as th
 from sb3_contrib.common.maskable.distributions import MaskableCategorical
 
 import hpcgym  # noqa: F401
-from hpcgym.agents.lean_ppo import (
+from hpcgym.agents.rl.lean_ppo import (
     LeanMaskablePPO,
     masked_log_probs,
     sample_masked,
     store_step,
 )
-from hpcgym.agents.make import make_agent
-from hpcgym.agents.saved import load_agent
-from hpcgym.agents.train import HYPERPARAMS, TrainConfig, train
+from hpcgym.agents.rl.make import make_agent
+from hpcgym.agents.rl.saved import load_agent
+from hpcgym.agents.rl.train import HYPERPARAMS, TrainConfig, train
 from hpcgym.errors import SpecError
 
 TINY_HP = {"n_steps": 64, "batch_size": 64, "n_epochs": 2}
@@ -174,7 +174,7 @@ def test_lean_learner_trains_the_same_agent_as_sb3_contribs(
 def test_a_run_checkpointed_by_one_learner_resumes_with_the_other_to_the_same_agent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hpcgym.agents import callbacks
+    from hpcgym.agents.rl import callbacks
 
     def config(out: str, learner: str, **kw: Any) -> TrainConfig:
         return TrainConfig(
@@ -241,7 +241,7 @@ def test_lean_rollouts_build_no_distribution_object(
 
 
 def test_train_builds_the_lean_class_by_default_and_refuses_an_unknown_learner() -> None:
-    from hpcgym.agents.train import build
+    from hpcgym.agents.rl.train import build
 
     model, venv, _, _ = build(TrainConfig(env_id="hpcgym/Rigid-v0", env_kwargs={"n_jobs": 8}))
     venv.close()

@@ -1,4 +1,4 @@
-"""Planner agents (``hpcgym.agents.lookahead``): exact forward plays, sampling, cards, bench.
+"""Planner agents (``hpcgym.agents.engine.lookahead``): exact forward plays, sampling, cards, bench.
 
 A planner scores a candidate by playing F1's reserve rule (with or without backfilling)
 forward over the queue and sampled arrivals. Its claims rest on those forward plays being the
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-import hpcgym.agents.lookahead as rp
-from hpcgym.agents.lookahead import LookaheadReserve, PlannerCard
+import hpcgym.agents.engine.lookahead as rp
+from hpcgym.agents.engine.lookahead import LookaheadReserve, PlannerCard
 from hpcgym.baselines.base import estimated_end, runtime_estimate
 from hpcgym.baselines.priority import PriorityReserve, f1_score
 from hpcgym.baselines.rlsched_setting import CONFIG

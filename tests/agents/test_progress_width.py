@@ -8,7 +8,7 @@ import re
 import pytest
 from rich.console import Console
 
-from hpcgym.agents.progress import ProgressBar
+from hpcgym.agents.rl.progress import ProgressBar
 
 
 class _Locals:

@@ -1,4 +1,4 @@
-"""Rewards relative to a baseline's schedule (``hpcgym.agents.reference``)."""
+"""Rewards relative to a baseline's schedule (``hpcgym.agents.rl.reference``)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ import pytest
 from test_resume import crash_at, weights
 
 import hpcgym  # noqa: F401
-from hpcgym.agents.imitation import make_ranker
-from hpcgym.agents.reference import RelativeReward, _Curve, reference_curves
-from hpcgym.agents.train import TrainConfig, resolve_hyperparams, train
-from hpcgym.agents.vec import make_mask_vec_env
+from hpcgym.agents.rl.imitation import make_ranker
+from hpcgym.agents.rl.reference import RelativeReward, _Curve, reference_curves
+from hpcgym.agents.rl.train import TrainConfig, resolve_hyperparams, train
+from hpcgym.agents.rl.vec import make_mask_vec_env
 from hpcgym.envs.episodes import choose_episode
 from hpcgym.errors import SpecError
 from hpcgym.sim import JobSpec, Platform

@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 
 import hpcgym  # noqa: F401
-from hpcgym.agents import callbacks
-from hpcgym.agents.make import make_agent
-from hpcgym.agents.progress import ProgressBar, planned_timesteps
-from hpcgym.agents.saved import load_agent
-from hpcgym.agents.train import TrainConfig, train
-from hpcgym.agents.vec import make_mask_vec_env
+from hpcgym.agents.rl import callbacks
+from hpcgym.agents.rl.make import make_agent
+from hpcgym.agents.rl.progress import ProgressBar, planned_timesteps
+from hpcgym.agents.rl.saved import load_agent
+from hpcgym.agents.rl.train import TrainConfig, train
+from hpcgym.agents.rl.vec import make_mask_vec_env
 from hpcgym.cli import main
 from hpcgym.errors import SpecError
 from hpcgym.provenance import git_commit
@@ -268,7 +268,7 @@ def test_overwrite_with_a_bad_configuration_keeps_the_old_run(tmp_path: Path) ->
 def test_validation_keeps_a_curve_and_the_best_agent_without_changing_training(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hpcgym.agents import validation
+    from hpcgym.agents.rl import validation
 
     rigid = {"env_id": "hpcgym/Rigid-v0"}  # its greedy episodes finish even untrained
     plain = train(tiny(tmp_path / "plain", **rigid))

@@ -2,7 +2,7 @@
 
 SB3's ``SubprocVecEnv.close`` joined its workers without a timeout: after a worker died it
 raised ``BrokenPipeError`` and left the others running, and a worker that does not answer
-made it wait forever. :class:`~hpcgym.agents.vec.GuardedSubprocVecEnv` ends them all. No
+made it wait forever. :class:`~hpcgym.agents.rl.vec.GuardedSubprocVecEnv` ends them all. No
 wall-clock assertion: ``close`` runs in a thread joined with a generous bound; a hang shows as
 that thread (and the workers) still alive.
 """
@@ -19,7 +19,7 @@ import pytest
 from stable_baselines3.common.env_util import make_vec_env
 
 import hpcgym  # noqa: F401  (registers the presets)
-from hpcgym.agents import vec
+from hpcgym.agents.rl import vec
 from hpcgym.cli import main
 from hpcgym.errors import WorkerError
 

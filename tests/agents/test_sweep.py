@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from hpcgym.agents.saved import load_agent
-from hpcgym.agents.sweep import seed_config, sweep
-from hpcgym.agents.train import TrainConfig
+from hpcgym.agents.rl.saved import load_agent
+from hpcgym.agents.rl.sweep import seed_config, sweep
+from hpcgym.agents.rl.train import TrainConfig
 from hpcgym.cli_checks import parse_seeds
 from hpcgym.errors import SpecError
 
@@ -123,8 +123,8 @@ def test_a_ray_sweep_attaches_to_a_running_cluster(tmp_path: Path, ray_cluster: 
 def test_sweep_curves_gather_every_seeds_validation_rows(tmp_path: Path) -> None:
     import csv
 
-    from hpcgym.agents.sweep import sweep_curves
-    from hpcgym.agents.validation import COLUMNS
+    from hpcgym.agents.rl.sweep import sweep_curves
+    from hpcgym.agents.rl.validation import COLUMNS
 
     assert sweep_curves(tmp_path, "x") == []
     for seed, values in ((0, [9.0, 5.0]), (2, [7.0, 3.0]), (4, None)):
@@ -166,7 +166,7 @@ def test_a_diverging_seed_puts_the_curves_on_a_log_scale() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from hpcgym.agents.validation import set_objective_scale
+    from hpcgym.agents.rl.validation import set_objective_scale
 
     fig, ax = plt.subplots()
     set_objective_scale(ax, [15.0, 16.0, 5676.0])  # one seed at thousands, the rest near 15

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 import hpcgym  # noqa: F401
-from hpcgym.agents.saved import load_agent
-from hpcgym.agents.train import TrainConfig, load_hyperparams, train
+from hpcgym.agents.rl.saved import load_agent
+from hpcgym.agents.rl.train import TrainConfig, load_hyperparams, train
 from hpcgym.bench.evaluate import evaluate
 from hpcgym.cli import main
 
@@ -18,7 +18,7 @@ TINY_HP = {"n_steps": 64, "batch_size": 64, "n_epochs": 2}
 
 
 def rollout(model: object, env_id: str, kwargs: dict[str, object], steps: int) -> list[int]:
-    from hpcgym.agents.guard import ResizeBudget
+    from hpcgym.agents.rl.guard import ResizeBudget
 
     env = ResizeBudget(gym.make(env_id, **kwargs), budget=2)
     obs, _ = env.reset(seed=7)
@@ -127,7 +127,7 @@ def test_mask_vec_env_trains_the_same_agent_as_dummy_vec_env(env_id: str, tmp_pa
 
 
 def test_mask_vec_env_returns_the_masks_of_the_step_and_fresh_observations() -> None:
-    from hpcgym.agents.vec import make_mask_vec_env
+    from hpcgym.agents.rl.vec import make_mask_vec_env
 
     venv = make_mask_vec_env("hpcgym/Malleable-v0", 2, 0, {"n_jobs": 8})
     obs = venv.reset()
@@ -167,8 +167,8 @@ def test_train_cli_pretrains_from_any_baseline_and_names_the_experts_on_a_typo(
 
 
 def test_env_timer_counts_the_mask_fetch_and_passes_the_vec_env_through() -> None:
-    from hpcgym.agents.callbacks import TimedVecEnv
-    from hpcgym.agents.vec import make_mask_vec_env
+    from hpcgym.agents.rl.callbacks import TimedVecEnv
+    from hpcgym.agents.rl.vec import make_mask_vec_env
 
     venv = TimedVecEnv(make_mask_vec_env("hpcgym/Rigid-v0", 2, 0, {"n_jobs": 8}))
     venv.reset()
@@ -186,7 +186,7 @@ def test_env_timer_counts_the_mask_fetch_and_passes_the_vec_env_through() -> Non
 def test_malleable_training_kills_at_walltime_and_charges_the_lost_work() -> None:
     import gymnasium as gym
 
-    from hpcgym.agents.train import TrainConfig, resolve_hyperparams
+    from hpcgym.agents.rl.train import TrainConfig, resolve_hyperparams
 
     hp = resolve_hyperparams(TrainConfig(env_id="hpcgym/Malleable-v0"))
     kw = hp["env_kwargs"]
@@ -194,7 +194,7 @@ def test_malleable_training_kills_at_walltime_and_charges_the_lost_work() -> Non
     assert kw["reward"] == {"bsld": 1.0, "killed": 100.0}
     # The training env's reward charges every kill: play first-fit (start the first queued job
     # that fits, else advance) until an episode has kills, and check its return.
-    from hpcgym.agents.imitation import make_expert
+    from hpcgym.agents.rl.imitation import make_expert
     from hpcgym.policies.layout import menu_blocks
 
     env = gym.make("hpcgym/Malleable-v0", **kw)

@@ -6,7 +6,7 @@ import json
 import shlex
 from pathlib import Path
 
-from hpcgym.agents.train import TrainConfig, TrainResult, finish_lines
+from hpcgym.agents.rl.train import TrainConfig, TrainResult, finish_lines
 from hpcgym.cli import build_parser
 
 

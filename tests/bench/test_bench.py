@@ -102,7 +102,7 @@ def test_main_job_trains_then_benchmarks_and_reuses_its_agent(
 ) -> None:
     pytest.importorskip("sb3_contrib")
     pytest.importorskip("yaml")
-    import hpcgym.agents.train as train_module
+    import hpcgym.agents.rl.train as train_module
 
     shipped = train_module.load_hyperparams
     small = {"n_steps": 32, "batch_size": 32, "n_epochs": 1}
@@ -129,7 +129,7 @@ def test_main_job_trains_then_benchmarks_and_reuses_its_agent(
     card = json.loads((agent_dir / "agent.json").read_text())
     assert card["env_kwargs"]["split"] == "train"
     # ... and evaluated on the test split: the card does not choose the episodes.
-    from hpcgym.agents.env_policy import AgentPolicy
+    from hpcgym.agents.rl.env_policy import AgentPolicy
 
     policy = AgentPolicy(agent_dir / "agent")
     assert "split" not in policy.env_overrides

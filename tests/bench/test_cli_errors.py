@@ -29,7 +29,7 @@ def _forbid(monkeypatch: pytest.MonkeyPatch, module: str, name: str) -> None:
 
 @pytest.mark.parametrize("command", ["evaluate", "train"])
 def test_unknown_env_id(command, capsys, monkeypatch, tmp_path):
-    _forbid(monkeypatch, "hpcgym.agents.train", "train")
+    _forbid(monkeypatch, "hpcgym.agents.rl.train", "train")
     argv = [command, "--env", "hpcgym/Nope-v0"]
     argv += ["--out", str(tmp_path / "x")] if command == "train" else []
     _fails_cleanly(argv, capsys, "hpcgym/Nope-v0", "hpcgym/Rigid-v0")
@@ -38,7 +38,7 @@ def test_unknown_env_id(command, capsys, monkeypatch, tmp_path):
 @pytest.mark.parametrize("command", ["evaluate", "train"])
 @pytest.mark.parametrize("text", ["{bad", "[1,2]", "3", '"x"'])
 def test_bad_env_kwargs(command, text, capsys, monkeypatch, tmp_path):
-    _forbid(monkeypatch, "hpcgym.agents.train", "train")
+    _forbid(monkeypatch, "hpcgym.agents.rl.train", "train")
     argv = [command, "--env-kwargs", text]
     argv += ["--out", str(tmp_path / "x")] if command == "train" else []
     _fails_cleanly(argv, capsys, "--env-kwargs", "JSON object")
@@ -51,7 +51,7 @@ def test_evaluate_needs_at_least_one_episode(episodes, capsys):
 
 @pytest.mark.parametrize("timesteps", ["0", "-5"])
 def test_train_needs_positive_timesteps(timesteps, capsys, monkeypatch, tmp_path):
-    _forbid(monkeypatch, "hpcgym.agents.train", "train")
+    _forbid(monkeypatch, "hpcgym.agents.rl.train", "train")
     out = tmp_path / "run"
     _fails_cleanly(["train", "--timesteps", timesteps, "--out", str(out)], capsys, "timesteps")
     assert not out.exists()
@@ -76,7 +76,7 @@ def test_simulate_checks_its_output_before_the_work(capsys, monkeypatch, tmp_pat
 
 
 def test_train_checks_its_run_folder_before_the_work(capsys, monkeypatch, tmp_path):
-    _forbid(monkeypatch, "hpcgym.agents.train", "train")
+    _forbid(monkeypatch, "hpcgym.agents.rl.train", "train")
     _fails_cleanly(["train", "--out", str(_blocked(tmp_path))], capsys, "cannot write")
 
 
@@ -149,7 +149,7 @@ def test_the_folder_check_never_deletes_what_another_process_wrote(tmp_path, mon
 def test_bad_seeds_ids_and_hyperparameters_are_one_line_errors(
     argv, words, capsys, monkeypatch, tmp_path
 ):
-    _forbid(monkeypatch, "hpcgym.agents.train", "train")
+    _forbid(monkeypatch, "hpcgym.agents.rl.train", "train")
     if argv[0] in ("train", "search-score"):
         argv = [*argv, "--out", str(tmp_path / "x")]
     _fails_cleanly(argv, capsys, *words)

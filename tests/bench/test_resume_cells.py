@@ -137,7 +137,7 @@ def test_a_cell_of_another_policy_or_seed_adds_no_phantom_row(
 
 
 def _score_agent(folder: Path, weights: list[float]) -> str:
-    from hpcgym.agents.score import FEATURES, ScoreCard
+    from hpcgym.agents.engine.score import FEATURES, ScoreCard
 
     folder.mkdir(parents=True)
     card = ScoreCard("hpcgym/Rigid-v0", {}, tuple(weights))

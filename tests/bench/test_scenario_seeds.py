@@ -49,7 +49,7 @@ def test_fresh_list_is_its_rule_drawn_again(name: str) -> None:
 
 
 def test_played_set_is_what_was_played() -> None:
-    # benchmarks/fresh_lublin.py's 60 traces and rlsched-synlublin(-bf)-test-v0's draws
+    # studies/probes/fresh_lublin.py's 60 traces and rlsched-synlublin(-bf)-test-v0's draws
     test_v0 = scenarios.get("rlsched-synlublin-test-v0").seeds
     assert test_v0 == tuple(range(1000, 1060))
     assert scenarios.synlublin_seen() == {

@@ -11,7 +11,7 @@ import pytest
 
 import hpcgym  # noqa: F401  (registers the presets)
 from hpcgym.agents import make_agent, save_agent
-from hpcgym.agents.saved import card_for
+from hpcgym.agents.rl.saved import card_for
 from hpcgym.bench import scenarios
 from hpcgym.bench.command import run_bench
 from hpcgym.bench.evaluate import evaluate

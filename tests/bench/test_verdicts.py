@@ -142,7 +142,7 @@ def test_the_bench_prints_each_agents_verdict_and_no_heuristics() -> None:
 def test_an_agents_method_comes_from_its_files_not_its_table_name(tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from hpcgym.agents.score import ScoreCard
+    from hpcgym.agents.engine.score import ScoreCard
     from hpcgym.bench import scenarios
 
     card = ScoreCard("hpcgym/Rigid-v0", {"n_jobs": 256}, (1.2, 0.1, 0.3, -0.2, 0.1, 0.0, 0.8, 0.4))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import hpcgym.envs  # noqa: F401
-from hpcgym.agents.imitation import make_ranker
+from hpcgym.agents.rl.imitation import make_ranker
 from hpcgym.baselines.priority import PriorityReserve
 from hpcgym.errors import SpecError
 from hpcgym.sim import SimConfig, Simulator

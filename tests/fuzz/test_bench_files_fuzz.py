@@ -239,12 +239,12 @@ def cards(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple[
     import gymnasium as gym
 
     from hpcgym.agents import make_agent, save_agent
-    from hpcgym.agents.distill import WIDTH, DistilledCard
-    from hpcgym.agents.lookahead import PlannerCard
-    from hpcgym.agents.order import FEATURES as ORDER_FEATURES
-    from hpcgym.agents.order import OrderCard
-    from hpcgym.agents.saved import card_for
-    from hpcgym.agents.score import ScoreCard
+    from hpcgym.agents.engine.distill import WIDTH, DistilledCard
+    from hpcgym.agents.engine.lookahead import PlannerCard
+    from hpcgym.agents.engine.order import FEATURES as ORDER_FEATURES
+    from hpcgym.agents.engine.order import OrderCard
+    from hpcgym.agents.engine.score import ScoreCard
+    from hpcgym.agents.rl.saved import card_for
 
     root = tmp_path_factory.mktemp("cards")
     reserve = _reserve_kwargs()

@@ -34,7 +34,7 @@ pytest.importorskip("sb3_contrib")
 pytest.importorskip("yaml")
 
 from hpcgym import atomic
-from hpcgym.agents import callbacks
+from hpcgym.agents.rl import callbacks
 from hpcgym.cli import main
 
 ARGV = ["train", "--env", "hpcgym/Rigid-v0", "--timesteps", "192"]

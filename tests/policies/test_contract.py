@@ -168,7 +168,7 @@ def test_the_moved_names_keep_their_old_import_paths():
     import hpcgym.baselines.adapter as old_adapter
     import hpcgym.bench.policies as bench_policies
     import hpcgym.policies as policies
-    from hpcgym.agents.env_policy import AgentPolicy
+    from hpcgym.agents.rl.env_policy import AgentPolicy
 
     assert old_adapter.BaselinePolicy is policies.BaselinePolicy
     assert old_adapter.rollout is policies.rollout

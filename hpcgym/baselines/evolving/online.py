@@ -151,9 +151,9 @@ class EvolvingListScheduler(BaseScheduler):
     def queued(self, sim: Simulator) -> list[Job]:
         """The queued applications in list order: submission order (the paper's).
 
-        Subclasses may order the list otherwise (:class:`hpcgym.agents.order.LinearOrder`); an
-        order that never changes between re-plans keeps the offline plan's guarantee (module
-        doc), whatever it is.
+        Subclasses may order the list otherwise
+        (:class:`hpcgym.agents.engine.order.LinearOrder`); an order that never changes between
+        re-plans keeps the offline plan's guarantee (module doc), whatever it is.
         """
         return list(sim.queue.values())
 
@@ -216,7 +216,7 @@ class SortedListScheduler(EvolvingListScheduler):
     ``widest``: the widest first (the most nodes any step asks for); ties in submission order.
     The classic list-scheduling orders (LPT and its width analogue) applied to Klein and
     Perez's list: not in the paper, but a list order a learned policy must beat (the order
-    agents of ``hpcgym.agents.order`` learn one). The key never changes, so the online run
+    agents of ``hpcgym.agents.engine.order`` learn one). The key never changes, so the online run
     keeps the offline plan (module doc).
     """
 

@@ -1,6 +1,6 @@
 """The tail probes: each trace's worst job compared in pairs, and the starvation guard.
 
-``benchmarks/worst_per_trace.py`` and ``benchmarks/starvation_guard.py`` back figures in
+``studies/probes/worst_per_trace.py`` and ``studies/probes/starvation_guard.py`` back figures in
 ``studies/rlscheduler-agents.md`` ("Where the worst jobs come from"): the first on a hand-made
 table, the
 second on the rule it adds and on one validation trace of the scenario it probes.
@@ -15,13 +15,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
+PROBES = Path(__file__).resolve().parents[2] / "studies" / "probes"
+sys.path.insert(0, str(PROBES))
 
 import starvation_guard as sg  # noqa: E402
 import worst_per_trace as wpt  # noqa: E402
 
-from hpcgym.agents.distill import DistilledReserve  # noqa: E402
+from hpcgym.agents.engine.distill import DistilledReserve  # noqa: E402
 from hpcgym.bench import scenarios  # noqa: E402
 from hpcgym.envs.episodes import episode_for  # noqa: E402
 from hpcgym.sim import SimConfig, Simulator  # noqa: E402

@@ -1,15 +1,14 @@
 """``hpcgym search-score``: train linear scoring agents by CMA-ES.
 
-On a rigid preset the agent scores jobs (:mod:`hpcgym.agents.score`, card ``score.json``); on
-``hpcgym/Evolving-v0`` it scores applications to order the list of Klein and Perez's list
-scheduling (:mod:`hpcgym.agents.order`, card ``order.json``). A run folder holds the card (the
-agent: weights, preset, training record), ``search.csv`` (per generation: its best, median and
-the best so far of the training objective) and ``run.json`` (what produced it:
-:mod:`hpcgym.agents.runrecord`). ``--seeds`` writes one folder per seed, ``<out>/s<seed>``,
-which ``hpcgym bench --policy <out>`` plays as one policy. A folder that holds a run is refused
-unless ``--overwrite`` (replace it) or ``--resume`` (keep the finished seeds, search the others
-again from the start: a search has no checkpoints, its generations are seconds to a minute
-each).
+On a rigid preset the agent scores jobs (:mod:`hpcgym.agents.engine.score`, card ``score.json``); on
+``hpcgym/Evolving-v0`` it scores applications to order the list of Klein and Perez's list scheduling
+(:mod:`hpcgym.agents.engine.order`, card ``order.json``). A run folder holds the card (the agent:
+weights, preset, training record), ``search.csv`` (per generation: its best, median and the best so
+far of the training objective) and ``run.json`` (what produced it: :mod:`hpcgym.agents.runrecord`).
+``--seeds`` writes one folder per seed, ``<out>/s<seed>``, which ``hpcgym bench --policy <out>``
+plays as one policy. A folder that holds a run is refused unless ``--overwrite`` (replace it) or
+``--resume`` (keep the finished seeds, search the others again from the start: a search has no
+checkpoints, its generations are seconds to a minute each).
 """
 
 from __future__ import annotations
@@ -22,10 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from hpcgym import atomic
-from hpcgym.agents import order
-from hpcgym.agents.cards import is_engine_agent
-from hpcgym.agents.runrecord import RUN_JSON, RunRecord
-from hpcgym.agents.score import (
+from hpcgym.agents.engine import order
+from hpcgym.agents.engine.cards import is_engine_agent
+from hpcgym.agents.engine.score import (
     CARD,
     EPISODES,
     GENERATIONS,
@@ -34,6 +32,7 @@ from hpcgym.agents.score import (
     ScoreCard,
     search,
 )
+from hpcgym.agents.runrecord import RUN_JSON, RunRecord
 from hpcgym.cli_checks import at_least, env_kwargs_arg, known_env_id, writable_folder
 from hpcgym.errors import SpecError
 

@@ -1,6 +1,6 @@
 """The learned-score probe's policies: its F1 point is F1, and other weights change the schedule.
 
-``benchmarks/learned_score.py`` searches linear job scores through the hooks
+``studies/probes/learned_score.py`` searches linear job scores through the hooks
 ``PriorityReserve.choose`` and ``EasyPriority.ranked``; its claims rest on the point
 ``learned_score.F1`` giving exactly ``f1-reserve(-bf)`` and ``easy-f1``. These tests play that
 point and a different one on a few of the probe's own episodes (built by its episode groups).
@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
+PROBES = Path(__file__).resolve().parents[2] / "studies" / "probes"
+sys.path.insert(0, str(PROBES))
 
 import learned_score as ls  # noqa: E402
 

@@ -10,7 +10,7 @@ and F1's reserve mode, on the *validation* share of the Lublin model's seeds
 validation split), on the bare engine, and prints per policy and ``B`` the mean bounded
 slowdown, the mean of each trace's worst job and the worst job of all, as JSON lines.
 
-    python benchmarks/starvation_guard.py agents/distilled-dagger-bf --limits 1000 2000 4000
+    python studies/probes/starvation_guard.py agents/distilled-dagger-bf --limits 1000 2000 4000
 
 Results: ``studies/rlscheduler-agents.md`` ("Where the worst jobs come from").
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hpcgym.agents.distill import DistilledCard, DistilledReserve
+from hpcgym.agents.engine.distill import DistilledCard, DistilledReserve
 from hpcgym.baselines import make as make_baseline
 from hpcgym.baselines.base import BaseScheduler, runtime_estimate
 from hpcgym.bench import scenarios

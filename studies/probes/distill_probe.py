@@ -2,21 +2,22 @@
 
 Three steps, each writing a new file (never overwritten):
 
-* ``gen``: play the planner (:class:`hpcgym.agents.lookahead.LookaheadReserve`, the shipped
-  settings) on random 256-job lublin_256 sequences starting in jobs ``[--first, --stop)``,
-  futures sampled from jobs ``[0, --pool-stop)`` (never a run holding an episode job), and
-  record every choice: the candidates' features (:func:`hpcgym.agents.distill.choice_features`)
-  and their forward-play costs (``.npz``);
+* ``gen``: play the planner (:class:`hpcgym.agents.engine.lookahead.LookaheadReserve`, the
+  shipped settings) on random 256-job lublin_256 sequences starting in jobs
+  ``[--first, --stop)``, futures sampled from jobs ``[0, --pool-stop)`` (never a run holding an
+  episode job), and record every choice: the candidates' features
+  (:func:`hpcgym.agents.engine.distill.choice_features`) and their forward-play costs
+  (``.npz``);
 * ``fit``: fit ``--members`` networks to one or more such files
-  (:func:`hpcgym.agents.distill.fit_ensemble`; options to drop a feature or transform the
-  regret) and write their weights (``.json``);
+  (:func:`hpcgym.agents.rl.distill_fit.fit_ensemble`; options to drop a feature or transform
+  the regret) and write their weights (``.json``);
 * ``eval``: play F1 and the networks' mean score on the 30 tuning sequences of
-  ``benchmarks/rollout_probe.py`` (1,024 jobs in ``[3500, 6975)``) and print both with 95%
+  ``studies/probes/rollout_probe.py`` (1,024 jobs in ``[3500, 6975)``) and print both with 95%
   bootstrap intervals and the paired win rate.
 
-    python benchmarks/distill_probe.py gen --backfill --sequences 400 --out bf-a.npz
-    python benchmarks/distill_probe.py fit bf-a.npz --members 4 --out bf-a.json
-    python benchmarks/distill_probe.py eval bf-a.json
+    python studies/probes/distill_probe.py gen --backfill --sequences 400 --out bf-a.npz
+    python studies/probes/distill_probe.py fit bf-a.npz --members 4 --out bf-a.json
+    python studies/probes/distill_probe.py eval bf-a.json
 
 Results: ``studies/rlscheduler-agents.md`` ("A distilled planner").
 """
@@ -32,15 +33,15 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.agents.distill import (
+from hpcgym.agents.engine.distill import (
     DistilledReserve,
     Recorder,
     choice_regret,
-    fit_ensemble,
     layers_from_json,
     merge,
     record_sequence,
 )
+from hpcgym.agents.rl.distill_fit import fit_ensemble
 from hpcgym.baselines.priority import PriorityReserve
 from hpcgym.baselines.rlsched_setting import CONFIG
 from hpcgym.bench.stats import interval, paired_win_rate

@@ -8,7 +8,7 @@ traces with its 95% interval, the mean paired difference with its paired interva
 traces redrawn, both policies' values of a trace together), the paired win rate and the single
 worst. JSON lines, one per policy and seed.
 
-    python benchmarks/worst_per_trace.py hpcgym-bench/<scenario>/<run> --reference f1-reserve-bf
+    python studies/probes/worst_per_trace.py hpcgym-bench/<scenario>/<run> --reference f1-reserve-bf
 
 Results: ``studies/rlscheduler-agents.md`` ("Where the worst jobs come from").
 """

@@ -8,8 +8,8 @@ once on the held-out test episodes. A gain that survives there is one a learned 
 reach; none surviving says this family holds none beyond noise.
 
 The family, its features and units are those of the score agents
-(:mod:`hpcgym.agents.score`, whose schedulers this plays): ``x = (1, 0, 0, 0, 0, 0, 1, 0)`` is F1
-exactly, checked on every test episode before the search. This script differs from
+(:mod:`hpcgym.agents.engine.score`, whose schedulers this plays): ``x = (1, 0, 0, 0, 0, 0, 1,
+0)`` is F1 exactly, checked on every test episode before the search. This script differs from
 ``hpcgym search-score`` in its episodes (fixed lists of the probe's own, and the test sets
 played at the end with F1 beside) and in printing the comparison; the agents themselves come
 from ``hpcgym search-score``.
@@ -25,8 +25,8 @@ Modes:
   reset seeds ``0 .. --train - 1``. Test: ``rigid-lublin-v1`` (the reference is ``easy-f1``,
   the best heuristic there) and its cross-trace tests ``rigid-sdsc-sp2-v0``, ``rigid-kth-v0``.
 
-    python benchmarks/learned_score.py --mode reserve [--backfill] [--generations 30]
-    python benchmarks/learned_score.py --mode easy [--generations 30]
+    python studies/probes/learned_score.py --mode reserve [--backfill] [--generations 30]
+    python studies/probes/learned_score.py --mode easy [--generations 30]
 
 Results: ``studies/rlscheduler-agents.md`` ("A learned score by direct search") and
 ``docs/results.md``.
@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.agents.score import F1_WEIGHTS, FEATURES, LinearEasy, LinearReserve
+from hpcgym.agents.engine.score import F1_WEIGHTS, FEATURES, LinearEasy, LinearReserve
 from hpcgym.baselines.priority import EasyPriority, PriorityReserve
 from hpcgym.baselines.rlsched_setting import CONFIG
 from hpcgym.bench import scenarios

@@ -1,6 +1,6 @@
 """Choosing a planner's settings, and bounds for it (issue 19).
 
-The planner is :class:`hpcgym.agents.lookahead.LookaheadReserve` (F1's reserve mode choosing
+The planner is :class:`hpcgym.agents.engine.lookahead.LookaheadReserve` (F1's reserve mode choosing
 by forward plays over sampled future arrivals; its module doc says how). This script plays it
 and F1 on sets of 1,024-job lublin_256 sequences and prints both with 95% bootstrap intervals
 and the paired win rate, to choose its four settings (``--candidates``, ``--horizon``,
@@ -18,7 +18,7 @@ a bound, not a scheduler).
   trace's train split (``--pool own``). The shipped planners are benchmarked with ``hpcgym
   bench``; this is for looking around.
 
-    python benchmarks/rollout_probe.py --where tune --backfill --horizon 64 --samples 32 --align
+    python studies/probes/rollout_probe.py --where tune --backfill --horizon 64 --samples 32 --align
 
 Results: ``studies/rlscheduler-agents.md`` ("A planner with sampled futures").
 """
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.agents.lookahead import Item, LookaheadReserve, item
+from hpcgym.agents.engine.lookahead import Item, LookaheadReserve, item
 from hpcgym.baselines.base import runtime_estimate
 from hpcgym.baselines.priority import PriorityReserve
 from hpcgym.baselines.rlsched_setting import CONFIG

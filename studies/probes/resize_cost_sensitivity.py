@@ -7,9 +7,9 @@ the MEBF sets: the same jobs, only the costs scaled), and prints per factor and 
 bounded stretch with its 95% bootstrap interval, mean response, makespan, utilization and
 resizes per job. The table of ``docs/results.md`` ("Resize costs") is this script's output.
 
-    python benchmarks/resize_cost_sensitivity.py malleable-small-v3 --factors 0 1 10 100 1000
-    python benchmarks/resize_cost_sensitivity.py malleable-small-kth-v1 --split validation
-    python benchmarks/resize_cost_sensitivity.py malleable-small-v3 --factors 0 1 1000 \
+    python studies/probes/resize_cost_sensitivity.py malleable-small-v3 --factors 0 1 10 100 1000
+    python studies/probes/resize_cost_sensitivity.py malleable-small-kth-v1 --split validation
+    python studies/probes/resize_cost_sensitivity.py malleable-small-v3 --factors 0 1 1000 \
         --only easy-min mebf-f1 --policy agents/malleable-100k/s{0,1,2,3,4}/best
 
 ``--policy`` adds saved agents (their rows are pooled as one policy, ``agents``: the mean over

@@ -1,7 +1,7 @@
 """``hpcgym train``: its options, and the dispatch to one training run or a seed sweep.
 
-The training itself is :mod:`hpcgym.agents.train` (``TrainConfig``, ``train``); a ``--seeds``
-sweep is :mod:`hpcgym.agents.sweep`, which runs ``train`` once per seed. This module is above
+The training itself is :mod:`hpcgym.agents.rl.train` (``TrainConfig``, ``train``); a ``--seeds``
+sweep is :mod:`hpcgym.agents.rl.sweep`, which runs ``train`` once per seed. This module is above
 both, so neither imports the other's caller.
 """
 
@@ -11,8 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from hpcgym.agents import train as training
-from hpcgym.agents.saved import ALGORITHMS
+from hpcgym.agents.rl import train as training
+from hpcgym.agents.rl.saved import ALGORITHMS
 from hpcgym.atomic import NO_ROOM
 from hpcgym.cli_checks import (
     at_least,
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_sweep(cfg: training.TrainConfig, args: argparse.Namespace) -> int:
-    from hpcgym.agents.sweep import sweep, sweep_curves
+    from hpcgym.agents.rl.sweep import sweep, sweep_curves
 
     seeds = parse_seeds(args.seeds)
     where = args.executor + (f" at {args.ray_address}" if args.ray_address else "")
@@ -126,8 +126,8 @@ def _run_sweep(cfg: training.TrainConfig, args: argparse.Namespace) -> int:
 
 
 def expert_name(text: str) -> str:
-    """``--pretrain``'s value: a name of :func:`hpcgym.agents.imitation.expert_names`."""
-    from hpcgym.agents.imitation import expert_names
+    """``--pretrain``'s value: a name of :func:`hpcgym.agents.rl.imitation.expert_names`."""
+    from hpcgym.agents.rl.imitation import expert_names
 
     names = expert_names()
     if text not in names:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hpcgym.agents.saved import algorithm_class
+from hpcgym.agents.rl.saved import algorithm_class
 from hpcgym.errors import SpecError
 
 DEFAULT_THREADS = 1
@@ -59,7 +59,7 @@ def make_agent(
         threads: Sets torch's intra-op threads for the whole process (see
             :data:`DEFAULT_THREADS`); ``None`` keeps torch's setting.
         device: torch device (the networks are small: the CPU is faster than a GPU round trip).
-        lean: For MaskablePPO, :class:`~hpcgym.agents.lean_ppo.LeanMaskablePPO` (cheaper
+        lean: For MaskablePPO, :class:`~hpcgym.agents.rl.lean_ppo.LeanMaskablePPO` (cheaper
             rollouts, the same agent bit for bit) instead of sb3-contrib's class.
         **kwargs: The algorithm's arguments (``seed``, ``n_steps``, ``learning_rate``, ...).
 
@@ -68,12 +68,12 @@ def make_agent(
     """
     import torch
 
-    from hpcgym.agents import policies
-    from hpcgym.agents.saved import HPCGYM_POLICIES
+    from hpcgym.agents.rl import policies
+    from hpcgym.agents.rl.saved import HPCGYM_POLICIES
 
     cls = algorithm_class(algo)
     if lean and algo == "maskable_ppo":
-        from hpcgym.agents.lean_ppo import LeanMaskablePPO
+        from hpcgym.agents.rl.lean_ppo import LeanMaskablePPO
 
         cls = LeanMaskablePPO
     if threads is not None:

@@ -1,10 +1,10 @@
 """EASY ordered by F1, choosing its first job by forward plays: a probe on ``rigid-lublin-v1``.
 
 In RLScheduler's reserve mode a planner that compares F1's best-ranked jobs by playing sampled
-futures forward beats F1 (``hpcgym.agents.lookahead``; ``studies/rlscheduler-agents.md``). The rigid
-preset's best heuristic is ``easy-f1`` (EASY backfilling over the queue ranked by F1, re-ranked
-at every decision point), which no agent has beaten. This probe puts the same look-ahead in
-EASY: at a decision point where not every queued job fits, each of F1's ``--candidates``
+futures forward beats F1 (``hpcgym.agents.engine.lookahead``; ``studies/rlscheduler-agents.md``).
+The rigid preset's best heuristic is ``easy-f1`` (EASY backfilling over the queue ranked by F1,
+re-ranked at every decision point), which no agent has beaten. This probe puts the same look-ahead
+in EASY: at a decision point where not every queued job fits, each of F1's ``--candidates``
 best-ranked jobs is tried *first* in the order (it starts if it fits, else it holds EASY's
 reservation; the others follow in F1's order), each played forward by EASY-F1's rules over the
 visible queue plus ``--horizon`` arrivals sampled from lublin_256's train split
@@ -12,8 +12,8 @@ visible queue plus ``--horizon`` arrivals sampled from lublin_256's train split
 with the lowest total bounded slowdown is used. ``--check`` verifies that the forward play,
 given the true future and F1's own first job, gives ``easy-f1``'s engine schedule cost.
 
-    python benchmarks/easy_planner_probe.py --split validation --samples 16
-    python benchmarks/easy_planner_probe.py --check
+    python studies/probes/easy_planner_probe.py --split validation --samples 16
+    python studies/probes/easy_planner_probe.py --check
 
 Results: ``docs/results.md`` ("An EASY planner probe").
 """
@@ -30,7 +30,7 @@ from multiprocessing import Pool
 
 import numpy as np
 
-from hpcgym.agents.lookahead import Item, LookaheadReserve, _bsld, _pool, cheapest, item
+from hpcgym.agents.engine.lookahead import Item, LookaheadReserve, _bsld, _pool, cheapest, item
 from hpcgym.baselines.base import estimated_end, runtime_estimate
 from hpcgym.baselines.priority import EasyPriority
 from hpcgym.bench import scenarios

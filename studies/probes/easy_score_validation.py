@@ -12,9 +12,9 @@ validation share, rigid-lublin-v1's preset) or a scenario name, played on its va
 ``--exact-estimates`` gives every job its run time as its requested time (a diagnostic: how
 much of a gap across traces comes from the users' estimates, which the model's jobs lack).
 
-    python benchmarks/easy_score_validation.py syn 300 sweeps/score-synlublin-easy/s0
-    python benchmarks/easy_score_validation.py rigid-lublin-v1 30 sweeps/score-synlublin-easy/s0
-    python benchmarks/easy_score_validation.py rigid-sdsc-sp2-v0 30 --exact-estimates \
+    python studies/probes/easy_score_validation.py syn 300 sweeps/score-synlublin-easy/s0
+    python studies/probes/easy_score_validation.py rigid-lublin-v1 30 sweeps/score-synlublin-easy/s0
+    python studies/probes/easy_score_validation.py rigid-sdsc-sp2-v0 30 --exact-estimates \
         agents/score-synlublin-easy/s0
 """
 
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.agents.score import load_score
+from hpcgym.agents.engine.cards import load_engine_card
 from hpcgym.baselines import make
 from hpcgym.bench import scenarios
 from hpcgym.bench.stats import interval, paired_win_rate
@@ -55,7 +55,7 @@ def play(task: tuple[str, str, int, bool]) -> tuple[float, float]:
     if exact:  # a job of no run time keeps none (its estimate is then its run time too)
         jobs = [dataclasses.replace(j, walltime=j.work if j.work > 0 else None) for j in jobs]
     sim = Simulator(ep.platform, jobs, SimConfig(env_config(ENV, kwargs).kill_on_walltime))
-    (load_score(policy).scheduler() if "/" in policy else make(policy)).run(sim)
+    (load_engine_card(policy).scheduler() if "/" in policy else make(policy)).run(sim)
     summary = sim.result().summary
     return float(summary["mean_bsld"]), float(summary["max_bsld"])
 

@@ -1,6 +1,6 @@
 """Seed sweeps: ``hpcgym train --seeds 0-4`` trains one agent per seed, serially or in parallel.
 
-Each seed is an ordinary :func:`~hpcgym.agents.train.train` run of the same configuration with
+Each seed is an ordinary :func:`~hpcgym.agents.rl.train.train` run of the same configuration with
 ``seed`` replaced, in its own run folder (``<out>/s<seed>`` when ``--out`` is given, else the
 default ``runs/<algo>_<preset>_s<seed>``). Training is deterministic per seed and one torch
 thread per run, so the executor changes only where the runs happen, never their results:
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from hpcgym import atomic
-from hpcgym.agents.train import TrainConfig, finished_run, train
+from hpcgym.agents.rl.train import TrainConfig, finished_run, train
 from hpcgym.errors import SpecError
 
 SWEEP_EXECUTORS = ("serial", "process", "ray")
@@ -57,7 +57,7 @@ def seed_config(cfg: TrainConfig, seed: int) -> TrainConfig:
 
 
 def _train_one(cfg: TrainConfig) -> SeedRun:
-    from hpcgym.agents.saved import AgentCard, model_paths
+    from hpcgym.agents.rl.saved import AgentCard, model_paths
 
     run_dir = cfg.run_dir()
     if cfg.resume and finished_run(run_dir):
@@ -131,7 +131,7 @@ def sweep_curves(folder: Path, title: str) -> list[Path]:
     import io
 
     from hpcgym.agents.members import sweep_members
-    from hpcgym.agents.validation import COLUMNS, set_objective_scale
+    from hpcgym.agents.rl.validation import COLUMNS, set_objective_scale
 
     curves: dict[int, list[dict[str, str]]] = {}
     for seed, member in sweep_members(folder):

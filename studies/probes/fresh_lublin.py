@@ -11,7 +11,7 @@ Each trace is one episode (RLScheduler's settings, bare engine). It prints, per 
 and the IQM bounded slowdown with 95% intervals (episodes and training seeds redrawn
 together), the worst job and the paired win rate over F1, as JSON lines.
 
-    python benchmarks/fresh_lublin.py agents/distilled-bf agents/distilled-dagger-bf \\
+    python studies/probes/fresh_lublin.py agents/distilled-bf agents/distilled-dagger-bf \\
         --traces 60 --out fresh.json
 
 Results: ``studies/rlscheduler-agents.md`` ("DAgger").
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from hpcgym.agents.cards import load_engine_card
-from hpcgym.agents.lookahead import PlannerCard
+from hpcgym.agents.engine.lookahead import PlannerCard
 from hpcgym.baselines.base import BaseScheduler
 from hpcgym.baselines.priority import PriorityReserve
 from hpcgym.baselines.rlsched_setting import CONFIG

@@ -1,5 +1,5 @@
 """The EASY planner probe's forward play is EASY-F1's engine schedule, and its planner is EASY-F1
-when it has one candidate (``benchmarks/easy_planner_probe.py``; figures in docs/results.md)."""
+when it has one candidate (``studies/probes/easy_planner_probe.py``; figures in docs/results.md)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
+PROBES = Path(__file__).resolve().parents[2] / "studies" / "probes"
+sys.path.insert(0, str(PROBES))
 
 import easy_planner_probe as ep  # noqa: E402
 

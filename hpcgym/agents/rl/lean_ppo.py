@@ -1,0 +1,221 @@
+"""``LeanMaskablePPO``: sb3-contrib's MaskablePPO with a cheaper rollout, the same numbers.
+
+MaskablePPO's ``collect_rollouts`` spends most of a training's CPU time around the policy rather
+than in it: every step it builds two ``torch.distributions.Categorical`` objects (validated
+arguments, two normalisations), samples through them, and converts and copies tensors one env
+at a time. :class:`LeanMaskablePPO` runs the same computation directly:
+
+* one forward pass of the policy's own modules for all the envs (features, latents, value and
+  logits, as ``MaskableActorCriticPolicy.forward``);
+* the masked categorical by hand, op for op as sb3-contrib's ``MaskableCategorical``
+  (:func:`masked_log_probs`), so the sampled actions draw the same numbers from torch's
+  generator and the stored log-probabilities and values are bit for bit the same;
+* each step written into the rollout buffer's arrays in place (:func:`store_step`: the values
+  ``add`` stores, without its copies);
+* callbacks, episode bookkeeping and the timeout bootstrap as MaskablePPO.
+
+The gradient updates are MaskablePPO's own ``train``. A training with this class and one with
+``MaskablePPO`` from the same seed give the same agent, bit for bit (``tests/agents``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch as th
+from gymnasium import spaces
+from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.buffers import MaskableDictRolloutBuffer, MaskableRolloutBuffer
+from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+from stable_baselines3.common.buffers import RolloutBuffer
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.utils import obs_as_tensor
+from stable_baselines3.common.vec_env import VecEnv
+
+from hpcgym.agents.rl.policies import JobScoringExtractor, JobScoringPolicy
+
+MASKED_LOGIT = -1e8
+"""The logit of a masked entry (sb3-contrib's ``HUGE_NEG``)."""
+
+
+def masked_log_probs(logits: th.Tensor, masks: th.Tensor) -> th.Tensor:
+    """Normalised log-probabilities of the masked categorical over ``logits`` (B, n).
+
+    The same ops in the same order as ``MaskableCategorical(logits=...)`` followed by
+    ``apply_masking(masks)``: normalise, mask with :data:`MASKED_LOGIT`, normalise again.
+    """
+    first = logits - logits.logsumexp(dim=-1, keepdim=True)
+    masked = th.where(masks, first, MASKED_LOGIT)  # a float32 scalar, exactly -1e8
+    return masked - masked.logsumexp(dim=-1, keepdim=True)
+
+
+def sample_masked(logits: th.Tensor, masks: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
+    """Actions (B,) drawn from the masked categorical, and their log-probabilities.
+
+    One ``torch.multinomial`` draw per row of the softmax, as ``Categorical.sample``.
+    """
+    log_p = masked_log_probs(logits, masks)
+    probs = th.softmax(log_p, dim=-1)
+    actions = th.multinomial(probs, 1, True).T.reshape(-1)
+    return actions, log_p.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+
+
+def store_step(
+    buffer: MaskableRolloutBuffer | MaskableDictRolloutBuffer,
+    obs: Any,
+    actions: np.ndarray,
+    rewards: np.ndarray,
+    episode_starts: Any,
+    values: th.Tensor,
+    log_probs: th.Tensor,
+    masks: np.ndarray,
+) -> None:
+    """``buffer.add`` of one step of every env: the same arrays, written in place.
+
+    A dict buffer of ``Box`` observations (hpcgym's) is written directly, without ``add``'s
+    copies of every array on the way; any other buffer through its ``add``.
+    """
+    if not isinstance(buffer, MaskableDictRolloutBuffer) or not all(
+        isinstance(sp, spaces.Box) for sp in buffer.observation_space.spaces.values()
+    ):
+        buffer.add(
+            obs,
+            actions.reshape(-1, 1),
+            rewards,
+            episode_starts,
+            values,
+            log_probs,
+            action_masks=masks,
+        )
+        return
+    at = buffer.pos
+    for key, stored in buffer.observations.items():
+        stored[at] = obs[key]
+    buffer.actions[at] = actions.reshape(buffer.n_envs, buffer.action_dim)
+    buffer.rewards[at] = rewards
+    buffer.episode_starts[at] = episode_starts
+    buffer.values[at] = values.numpy().reshape(-1)
+    buffer.log_probs[at] = log_probs.numpy()
+    buffer.action_masks[at] = masks.reshape(buffer.n_envs, buffer.mask_dims)
+    buffer.pos += 1
+    buffer.full = buffer.pos == buffer.buffer_size
+
+
+def _has_direct_inference(policy: Any) -> bool:
+    """Whether ``policy`` is hpcgym's job-scoring policy as built (its ``infer`` applies)."""
+    return (
+        isinstance(policy, JobScoringPolicy)
+        and policy.share_features_extractor
+        and isinstance(policy.features_extractor, JobScoringExtractor)
+    )
+
+
+class LeanMaskablePPO(MaskablePPO):
+    """MaskablePPO whose rollouts skip the distribution objects (see the module docstring).
+
+    Discrete action spaces only (hpcgym's menus); with another space it falls back to
+    MaskablePPO's own rollout. Callbacks find the step's ``actions``, ``values``,
+    ``log_probs``, ``action_masks``, ``new_obs``, ``rewards``, ``dones`` and ``infos`` in
+    ``self.locals`` (MaskablePPO hands over every local variable of its loop).
+    """
+
+    def _policy_step(self, obs: Any, masks: np.ndarray) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+        """Actions, values and log-probabilities of one batch of observations (no gradient)."""
+        logits, values = self._logits_and_values(obs_as_tensor(obs, self.device))
+        mask_tensor = th.as_tensor(masks, dtype=th.bool, device=logits.device)
+        actions, log_probs = sample_masked(logits, mask_tensor.reshape(logits.shape))
+        return actions, values, log_probs
+
+    def _logits_and_values(self, obs: Any) -> tuple[th.Tensor, th.Tensor]:
+        """The policy's action logits (B, n) and values (B, 1), as its ``forward`` has them."""
+        policy: Any = self.policy
+        if _has_direct_inference(policy):
+            logits, values = policy.infer(obs)
+            return logits, values
+        features = policy.extract_features(obs)
+        if policy.share_features_extractor:
+            latent_pi, latent_vf = policy.mlp_extractor(features)
+        else:
+            latent_pi = policy.mlp_extractor.forward_actor(features[0])
+            latent_vf = policy.mlp_extractor.forward_critic(features[1])
+        values = policy.value_net(latent_vf)
+        return policy.action_net(latent_pi).view(-1, policy.action_dist.action_dim), values
+
+    def collect_rollouts(
+        self,
+        env: VecEnv,
+        callback: BaseCallback,
+        rollout_buffer: RolloutBuffer,
+        n_rollout_steps: int,
+        use_masking: bool = True,
+    ) -> bool:
+        """Fill ``rollout_buffer`` with ``n_rollout_steps`` steps of every env.
+
+        Returns:
+            ``False`` when a callback stopped the rollout, else ``True``.
+        """
+        if not use_masking or not isinstance(self.action_space, spaces.Discrete):
+            return super().collect_rollouts(
+                env, callback, rollout_buffer, n_rollout_steps, use_masking
+            )
+        if not isinstance(rollout_buffer, MaskableRolloutBuffer | MaskableDictRolloutBuffer):
+            raise TypeError("LeanMaskablePPO needs a masked rollout buffer")
+        if not is_masking_supported(env):
+            raise ValueError("the VecEnv gives no action masks (hpcgym's envs do)")
+        assert self._last_obs is not None, "no observation yet: learn() sets it"
+        self.policy.set_training_mode(False)
+        rollout_buffer.reset()
+        callback.on_rollout_start()
+        dones: Any = self._last_episode_starts
+        new_obs: Any = self._last_obs
+        for _ in range(n_rollout_steps):
+            action_masks = get_action_masks(env)
+            with th.inference_mode():  # no_grad without autograd's bookkeeping
+                actions_t, values, log_probs = self._policy_step(self._last_obs, action_masks)
+            actions = actions_t.numpy()
+            new_obs, rewards, dones, infos = env.step(actions)
+            self.num_timesteps += env.num_envs
+            callback.update_locals(
+                {
+                    "actions": actions,
+                    "values": values,
+                    "log_probs": log_probs,
+                    "action_masks": action_masks,
+                    "new_obs": new_obs,
+                    "rewards": rewards,
+                    "dones": dones,
+                    "infos": infos,
+                }
+            )
+            if not callback.on_step():
+                return False
+            self._update_info_buffer(infos, dones)
+            self._bootstrap_timeouts(rewards, dones, infos)
+            store_step(
+                rollout_buffer,
+                self._last_obs,
+                actions,
+                rewards,
+                self._last_episode_starts,
+                values,
+                log_probs,
+                action_masks,
+            )
+            self._last_obs = new_obs
+            self._last_episode_starts = dones
+        with th.no_grad():
+            last_values = self.policy.predict_values(obs_as_tensor(new_obs, self.device))
+        rollout_buffer.compute_returns_and_advantage(last_values=last_values, dones=dones)
+        callback.on_rollout_end()
+        return True
+
+    def _bootstrap_timeouts(self, rewards: np.ndarray, dones: np.ndarray, infos: Any) -> None:
+        """Add the discounted value of a truncated episode's last observation to its reward."""
+        for i, done in enumerate(dones):
+            info = infos[i]
+            terminal = info.get("terminal_observation")
+            if done and terminal is not None and info.get("TimeLimit.truncated", False):
+                obs = self.policy.obs_to_tensor(terminal)[0]
+                with th.no_grad():
+                    rewards[i] += self.gamma * self.policy.predict_values(obs)[0]
