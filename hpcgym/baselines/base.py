@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from hpcgym.errors import SpecError
 from hpcgym.sim import JobSpec, Platform, SimConfig, SimResult, Simulator
 from hpcgym.sim.batch import run_batch
+from hpcgym.sim.batch_specs import run_specs
 from hpcgym.sim.planning import (
     OVERRUN_GRACE,
     estimated_end,
@@ -115,6 +116,12 @@ class BaseScheduler:
     ) -> SimResult:
         """Run one episode of ``jobs`` on ``platform`` in this scheduler's setting."""
         jobs, config = self.setting(jobs, config or SimConfig())
+        if type(self).run is BaseScheduler.run:
+            # FCFS and EASY on rigid jobs: the batch core straight from the specs.
+            done = run_specs(platform, jobs, config, self)
+            if done is not None:
+                self.reset()  # as a run leaves it
+                return done
         sim = Simulator(platform, jobs, config)
         if type(self).run is BaseScheduler.run:
             # The batch core's run builds the result table: keep it rather than build another.

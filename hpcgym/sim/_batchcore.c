@@ -273,13 +273,20 @@ static void simulate(Run *R) {
 }
 
 /* --------------------------------------------------------------------- Python glue */
-static int read_doubles(PyObject *list, Py_ssize_t n, double *out, const char *what) {
+/* The list's floats; with `none_ok`, `None` (a walltime's "none") reads as -1. */
+static int read_doubles(PyObject *list, Py_ssize_t n, double *out, const char *what,
+                        int none_ok) {
     if (!PyList_Check(list) || PyList_GET_SIZE(list) != n) {
         PyErr_Format(PyExc_TypeError, "batch core: %s must be a list of %zd floats", what, n);
         return -1;
     }
     for (Py_ssize_t k = 0; k < n; k++) {
-        double v = PyFloat_AsDouble(PyList_GET_ITEM(list, k));
+        PyObject *item = PyList_GET_ITEM(list, k);
+        if (none_ok && item == Py_None) {
+            out[k] = -1.0;
+            continue;
+        }
+        double v = PyFloat_AsDouble(item);
         if (v == -1.0 && PyErr_Occurred()) return -1;
         out[k] = v;
     }
@@ -337,8 +344,8 @@ static PyObject *batch_run(PyObject *self, PyObject *args) {
     R.work = in + m;
     R.est = in + 2 * m;
     R.wall = in + 3 * m;
-    if (read_doubles(submit, n, in, "submit") || read_doubles(work, n, in + m, "work") ||
-        read_doubles(wall, n, in + 3 * m, "wall"))
+    if (read_doubles(submit, n, in, "submit", 0) || read_doubles(work, n, in + m, "work", 0) ||
+        read_doubles(wall, n, in + 3 * m, "wall", 1))
         goto done;
     /* EASY plans with the walltime, else the run time; a kill applies where a walltime does. */
     for (Py_ssize_t k = 0; k < n; k++) {
@@ -424,6 +431,76 @@ static PyObject *set_column(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* get_columns(cls, objects, descrs, checks=()): for each data descriptor of `descrs` (a tuple),
+ * the list `[descr.__get__(o, cls) for o in objects]`; `None` when an object's type is not `cls`
+ * itself (a subclass may read its fields otherwise) or when, for a triple `(descr, value, is_)`
+ * of `checks`, an object's `descr.__get__(o, cls)` is not `value` (`is_`) or not equal to it. What `hpcgym.sim.batch_specs`
+ * reads `JobSpec`s' slots with: one C call instead of an attribute read in Python per job and
+ * field. */
+static PyObject *get_columns(PyObject *self, PyObject *args) {
+    PyTypeObject *cls;
+    PyObject *objects, *descrs, *checks = NULL;
+    if (!PyArg_ParseTuple(args, "O!O!O!|O!", &PyType_Type, &cls, &PyList_Type, &objects,
+                          &PyTuple_Type, &descrs, &PyTuple_Type, &checks))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(objects), m = PyTuple_GET_SIZE(descrs);
+    Py_ssize_t nc = checks ? PyTuple_GET_SIZE(checks) : 0;
+    for (Py_ssize_t c = 0; c < m + nc; c++) {
+        PyObject *d = c < m ? PyTuple_GET_ITEM(descrs, c) : PyTuple_GET_ITEM(checks, c - m);
+        if (c >= m) {
+            if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 3) {
+                PyErr_SetString(PyExc_TypeError,
+                                "get_columns: checks are (descr, value, is_) triples");
+                return NULL;
+            }
+            d = PyTuple_GET_ITEM(d, 0);
+        }
+        if (Py_TYPE(d)->tp_descr_get == NULL) {
+            PyErr_Format(PyExc_TypeError, "get_columns: %R is not a descriptor", d);
+            return NULL;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (Py_TYPE(PyList_GET_ITEM(objects, i)) != cls) Py_RETURN_NONE;
+    }
+    for (Py_ssize_t c = 0; c < nc; c++) {
+        PyObject *descr = PyTuple_GET_ITEM(PyTuple_GET_ITEM(checks, c), 0);
+        PyObject *value = PyTuple_GET_ITEM(PyTuple_GET_ITEM(checks, c), 1);
+        int is_ = PyObject_IsTrue(PyTuple_GET_ITEM(PyTuple_GET_ITEM(checks, c), 2));
+        if (is_ < 0) return NULL;
+        descrgetfunc get = Py_TYPE(descr)->tp_descr_get;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *v = get(descr, PyList_GET_ITEM(objects, i), (PyObject *)cls);
+            if (v == NULL) return NULL;
+            int same = v == value ? 1 : is_ ? 0 : PyObject_RichCompareBool(v, value, Py_EQ);
+            Py_DECREF(v);
+            if (same < 0) return NULL;
+            if (!same) Py_RETURN_NONE;
+        }
+    }
+    PyObject *out = PyTuple_New(m);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t c = 0; c < m; c++) {
+        PyObject *descr = PyTuple_GET_ITEM(descrs, c);
+        descrgetfunc get = Py_TYPE(descr)->tp_descr_get;
+        PyObject *column = PyList_New(n);
+        if (column == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, c, column);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *v = get(descr, PyList_GET_ITEM(objects, i), (PyObject *)cls);
+            if (v == NULL) {
+                Py_DECREF(out);
+                return NULL;
+            }
+            PyList_SET_ITEM(column, i, v);
+        }
+    }
+    return out;
+}
+
 /* new_objects(cls, n): `[object.__new__(cls) for _ in range(n)]`, for a class that keeps
  * object's own __new__ (its slots unset until `set_column` fills them). */
 static PyObject *new_objects(PyObject *self, PyObject *args) {
@@ -474,6 +551,11 @@ static PyMethodDef methods[] = {
     {"untrack", untrack, METH_O,
      "untrack(objects)\n\nTake the objects off the cycle collector's lists (they must never "
      "be part of a reference cycle)."},
+    {"get_columns", get_columns, METH_VARARGS,
+     "get_columns(cls, objects, descrs, checks=())\n\n"
+     "([d.__get__(o, cls) for o in objects] for d in descrs), or None when an object's type is "
+     "not cls itself or, for a triple (d, value, is_) of checks, d.__get__(o, cls) is not value "
+     "(is_) or does not equal it."},
     {"set_column", set_column, METH_VARARGS,
      "set_column(descr, objects, values, per_object)\n\n"
      "descr.__set__(objects[i], values[i] if per_object else values) for every object."},
@@ -481,14 +563,16 @@ static PyMethodDef methods[] = {
      "run(policy, capacity, grace, kill, submit, work, wall, size) -> (start, end, state, "
      "alloc_area, "
      "demand_area, started, completed, killed, rejected, now, inputs, sizes)\n\n"
-     "One FCFS (0) or EASY (1) run of rigid jobs in submission order; start, end (float64) and "
+     "One FCFS (0) or EASY (1) run of rigid jobs in submission order (wall: -1 or None where a "
+     "job has no walltime); start, end (float64) and "
      "state (int8: 0 completed, 1 killed, 2 rejected) as bytes, one entry per job; inputs: "
      "submit, work, est and wall (float64, one after the other: est the walltime, else the "
      "work; wall -1 where no kill applies), sizes (int64)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_batchcore",
-                                    "hpcgym's batch core: whole FCFS and EASY runs of rigid jobs; slots set column by column.",
+                                    "hpcgym's batch core: whole FCFS and EASY runs of rigid jobs; slots read and set column "
+                                    "by column.",
                                     -1, methods};
 
 PyMODINIT_FUNC PyInit__batchcore(void) { return PyModule_Create(&module); }

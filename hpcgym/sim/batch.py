@@ -61,6 +61,11 @@ def available() -> bool:
     return _CORE is not None and os.environ.get("HPCGYM_BATCH_CORE", "1") != "0"
 
 
+def batch_core() -> Any:
+    """The C batch core's module when ``available()``, else ``None``."""
+    return _CORE if available() else None
+
+
 def batch_policy(scheduler: object) -> int:
     """The core's policy for ``scheduler``: ``FCFS``, ``EASY`` or -1 (none).
 

@@ -25,11 +25,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hpcgym.errors import SpecError
+from hpcgym.sim.config import SimConfig
 from hpcgym.sim.job import Job, JobState
 from hpcgym.sim.spec import JobKind
 
@@ -59,9 +60,6 @@ SUMMARY_KEYS: tuple[str, ...] = (
     "energy",
 )
 """The keys of an episode summary (:func:`summarize`), in its order."""
-# ``member.value`` is a property lookup per call on Python 3.11: read each once.
-_STATE_VALUES = {s: s.value for s in JobState}
-_KIND_VALUES = {k: k.value for k in JobKind}
 _KILLED = JobState.KILLED
 _EVOLVING = JobKind.EVOLVING
 
@@ -115,8 +113,10 @@ def job_columns(sim: EngineCore) -> dict[str, np.ndarray]:
     return derive_columns(
         {
             "id": np.array([j.spec.id for j in jobs], dtype=np.int64),
-            "kind": np.array([_KIND_VALUES[j.spec.kind] for j in jobs], dtype=object),
-            "state": np.array([_STATE_VALUES[j.state] for j in jobs], dtype=object),
+            # A member's ``_value_`` is a plain attribute; ``value`` is a property (10x slower
+            # on Python 3.11) and a member's hash is a Python call.
+            "kind": np.array([j.spec.kind._value_ for j in jobs], dtype=object),
+            "state": np.array([j.state._value_ for j in jobs], dtype=object),
             "submit": np.array([j.spec.submit for j in jobs], dtype=float),
             "start": np.array([j.start_time for j in jobs], dtype=float),
             "end": np.array([j.end_time for j in jobs], dtype=float),
@@ -183,14 +183,52 @@ def derive_columns(base: dict[str, np.ndarray], tau: float) -> dict[str, np.ndar
     }
 
 
+@dataclass(frozen=True, slots=True)
+class EpisodeTotals:
+    """What an episode summary reads beyond the per-job table: counts, capacity and areas."""
+
+    jobs: int
+    completed: int
+    killed: int
+    rejected: int
+    capacity: float
+    """Nodes of the platform."""
+    alloc_area: float
+    useful_area: float
+    underutilization: float
+    total_demand_work: float
+
+
+def totals_of(sim: EngineCore) -> EpisodeTotals:
+    """``sim``'s totals as they stand."""
+    counts = sim.counts
+    return EpisodeTotals(
+        jobs=counts["total"],
+        completed=counts["completed"],
+        killed=counts["killed"],
+        rejected=counts["rejected"],
+        capacity=float(sim.platform.total_nodes),
+        alloc_area=sim.alloc_area,
+        useful_area=sim.useful_area,
+        underutilization=sim.underutilization,
+        total_demand_work=sim.total_demand_work,
+    )
+
+
 def summarize(sim: EngineCore, columns: dict[str, np.ndarray]) -> dict[str, float]:
     """Episode metrics of ``sim`` (see the module docstring)."""
-    counts = sim.counts
+    return summary_of(columns, totals_of(sim), sim.config)
+
+
+def summary_of(
+    columns: dict[str, np.ndarray], totals: EpisodeTotals, cfg: SimConfig
+) -> dict[str, float]:
+    """Episode metrics from the per-job table and the episode's totals."""
     out: dict[str, float] = {
-        "jobs": float(counts["total"]),
-        "completed": float(counts["completed"]),
-        "killed": float(counts["killed"]),
-        "rejected": float(counts["rejected"]),
+        "jobs": float(totals.jobs),
+        "completed": float(totals.completed),
+        "killed": float(totals.killed),
+        "rejected": float(totals.rejected),
     }
     started = ~np.isnan(columns["start"])
     for name in _MEANS:
@@ -205,18 +243,16 @@ def summarize(sim: EngineCore, columns: dict[str, np.ndarray]) -> dict[str, floa
     first = float(submits.min()) if submits.size else 0.0
     last = float(np.nanmax(ends)) if np.isfinite(ends).any() else first
     makespan = last - first
-    capacity = float(sim.platform.total_nodes)
-    area = capacity * makespan
+    area = totals.capacity * makespan
     out["makespan"] = makespan
-    out["utilization"] = sim.alloc_area / area if area > 0 else 0.0
-    out["effective_utilization"] = sim.useful_area / area if area > 0 else 0.0
-    work = sim.total_demand_work
-    out["normalized_underutilization"] = sim.underutilization / work if work > 0 else 0.0
+    out["utilization"] = totals.alloc_area / area if area > 0 else 0.0
+    out["effective_utilization"] = totals.useful_area / area if area > 0 else 0.0
+    work = totals.total_demand_work
+    out["normalized_underutilization"] = totals.underutilization / work if work > 0 else 0.0
     lost = float(columns["lost_work"].sum())
     out["lost_work"] = lost
     out["normalized_lost_work"] = lost / work if work > 0 else 0.0
-    cfg = sim.config
-    out["energy"] = cfg.idle_power * area + (cfg.busy_power - cfg.idle_power) * sim.alloc_area
+    out["energy"] = cfg.idle_power * area + (cfg.busy_power - cfg.idle_power) * totals.alloc_area
     overflowed = [name for name, value in out.items() if math.isinf(value)]
     if overflowed:
         raise SpecError(
@@ -246,7 +282,14 @@ def batch_result(sim: EngineCore) -> SimResult:
     """
     out = sim._batch_out
     assert out is not None
-    n = len(sim._order)
+    ids = np.fromiter(sim._jobs, dtype=np.int64, count=len(sim._order))
+    columns = batch_columns(out, ids, sim.config.bsld_tau)
+    return SimResult(columns, summarize(sim, columns))
+
+
+def batch_columns(out: tuple[Any, ...], ids: np.ndarray, tau: float) -> dict[str, np.ndarray]:
+    """The per-job table of a batch core's run (``_batchcore.run``'s ``out``) of jobs ``ids``."""
+    n = len(ids)
     start = np.frombuffer(out[0], dtype=np.float64, count=n)
     end = np.frombuffer(out[1], dtype=np.float64, count=n)
     code = np.frombuffer(out[2], dtype=np.int8, count=n)
@@ -258,9 +301,9 @@ def batch_result(sim: EngineCore) -> SimResult:
     remaining = np.where(left > 0, left, 0.0)
     kind = np.empty(n, dtype=object)
     kind[:] = JobKind.RIGID.value
-    columns = derive_columns(
+    return derive_columns(
         {
-            "id": np.fromiter(sim._jobs, dtype=np.int64, count=n),
+            "id": ids,
             "kind": kind,
             "state": _BATCH_STATES.take(code),
             "submit": inputs[0].copy(),
@@ -275,6 +318,5 @@ def batch_result(sim: EngineCore) -> SimResult:
             "migrations": np.zeros(n, dtype=np.int64),
             "lost_work": np.where(code == 1, (work - remaining) * size * 1.0, 0.0),
         },
-        sim.config.bsld_tau,
+        tau,
     )
-    return SimResult(columns, summarize(sim, columns))
