@@ -17,6 +17,7 @@ marked *cross-trace* plays a trace the agents never trained on.
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import subprocess
 import sys
@@ -115,6 +116,7 @@ def run_scenario(scenario: str, agents: tuple[str, ...], out: Path) -> pd.DataFr
     """Run (or finish) the scenario's bench and return its verdicts table."""
     argv = bench_argv(scenario, agents, out)
     run_dir = ROOT / out / scenario
+    set_aside_if_other_agents(run_dir, agents)
     resume = ["--resume"] if (run_dir / "run.json").exists() else []
     command = [str(Path(sys.executable).parent / "hpcgym"), *argv[1:], "--no-progress", *resume]
     print("$ " + shlex.join(argv), flush=True)
@@ -122,6 +124,26 @@ def run_scenario(scenario: str, agents: tuple[str, ...], out: Path) -> pd.DataFr
     if done.returncode != 0:
         sys.exit(f"{shlex.join(argv)} failed ({done.returncode}); rerun to resume it")
     return pd.read_csv(run_dir / "verdicts.csv")
+
+
+def set_aside_if_other_agents(run_dir: Path, agents: tuple[str, ...]) -> None:
+    """Move a stored run of other agents (the preset gained or lost one) out of the way.
+
+    ``hpcgym bench --resume`` refuses a run of another configuration; the old run is kept,
+    renamed ``<scenario>.<its start time>``, and the scenario is played again in full.
+    """
+    record = run_dir / "run.json"
+    if not record.is_file():
+        return
+    stored = json.loads(record.read_text())
+    command = stored.get("command", [])
+    played = {command[i + 1] for i, arg in enumerate(command[:-1]) if arg == "--policy"}
+    if played == set(agents):
+        return
+    stamp = str(stored.get("started", "unknown")).replace(":", "")
+    aside = run_dir.with_name(f"{run_dir.name}.{stamp}")
+    run_dir.rename(aside)
+    print(f"{run_dir.name}: the stored run played other agents; kept as {aside}", flush=True)
 
 
 def agent_labels(agents: tuple[str, ...]) -> set[str]:

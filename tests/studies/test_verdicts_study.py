@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from pathlib import Path
@@ -88,3 +89,17 @@ def test_a_scenario_without_a_finished_run_says_how_to_run_it(tmp_path: Path) ->
     text = study.markdown(preset, {}, out)
     assert text.count("not run yet") == len(preset.scenarios)
     assert "python studies/verdicts.py --preset malleable --write" in text
+
+
+def test_a_run_of_other_agents_is_set_aside_not_resumed(tmp_path: Path) -> None:
+    run = tmp_path / "malleable-small-v3"
+    run.mkdir()
+    command = ["hpcgym", "bench", "--policy", "agents/old@best", "--run-dir", str(run)]
+    record = {"command": command, "started": "2026-11-27T21:38:53Z"}
+    (run / "run.json").write_text(json.dumps(record))
+    study.set_aside_if_other_agents(run, ("agents/old@best",))
+    assert (run / "run.json").is_file()  # the same agents: resumed in place
+    study.set_aside_if_other_agents(run, ("agents/old@best", "agents/new@best"))
+    assert not run.exists()
+    kept = tmp_path / "malleable-small-v3.2026-11-27T213853Z"
+    assert json.loads((kept / "run.json").read_text()) == record
