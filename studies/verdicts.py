@@ -60,7 +60,7 @@ PRESETS = {
         Preset(
             "malleable",
             (Judged("malleable-small-v3"), Judged("malleable-small-kth-v1", cross_trace=True)),
-            ("agents/malleable-100k@best",),
+            ("agents/malleable-100k@best", "agents/malleable-bc-bstretch@best"),
         ),
         Preset(
             "rigid-easy",

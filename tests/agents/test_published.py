@@ -97,7 +97,10 @@ def test_published_files_are_the_recorded_ones_and_load_safely(name: str) -> Non
             assert card.env_kwargs.get("split") == "train"  # trained on the train split only
             assert model.num_timesteps == card.timesteps > 0
     for scenario in entry["scenarios"]:
-        assert scenarios.get(scenario).env_id == entry["env_id"]
+        # The agent's preset, or a later version of it (malleable-100k, trained on
+        # Malleable-v0, plays the judged Malleable-v1 scenarios: the same menu and observations).
+        family = entry["env_id"].rsplit("-v", 1)[0]
+        assert scenarios.get(scenario).env_id.rsplit("-v", 1)[0] == family
         assert (folder / "expected" / f"{scenario}.csv").is_file()
     assert entry["scenarios"], f"{name} has no recorded benchmark"
 
