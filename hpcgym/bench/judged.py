@@ -91,20 +91,10 @@ NOT_HEURISTICS = ("random", "advance")
 
 
 def disjoint_starts(env_id: str, env_kwargs: Mapping[str, Any]) -> tuple[int, ...]:
-    """Every disjoint window's first job in the split ``env_kwargs`` names, back to back.
+    """:func:`hpcgym.envs.episodes.disjoint_starts`, imported when asked (this module is light)."""
+    from hpcgym.envs.episodes import disjoint_starts as starts
 
-    Raises:
-        SpecError: ``env_kwargs`` names no split, or the episodes are not windows.
-    """
-    from hpcgym.envs.episodes import env_config, splits_of, workload_for
-    from hpcgym.workloads.splits import window_starts
-
-    kwargs = {k: v for k, v in env_kwargs.items() if k != "window_starts"}
-    cfg = env_config(env_id, kwargs)
-    if cfg.split is None or cfg.episode != "window" or cfg.n_jobs is None:
-        raise SpecError("disjoint windows need a split, window episodes and a number of jobs")
-    w, _ = workload_for(cfg, cfg.workload_seed)
-    return tuple(window_starts(splits_of(w)[cfg.split], cfg.n_jobs))
+    return starts(env_id, env_kwargs)
 
 
 def best_of(means: Mapping[str, float]) -> str:

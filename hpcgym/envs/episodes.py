@@ -19,7 +19,7 @@ from hpcgym.errors import SpecError
 from hpcgym.sim.platform import Platform
 from hpcgym.sim.spec import JobSpec, fits_machine, smallest_need
 from hpcgym.workloads import load
-from hpcgym.workloads.splits import DEFAULT_FRACTIONS, Split, time_splits
+from hpcgym.workloads.splits import DEFAULT_FRACTIONS, Split, time_splits, window_starts
 from hpcgym.workloads.workload import ProvenanceStep, Workload
 
 CACHE_JOBS = 200_000
@@ -251,3 +251,24 @@ def episode_for(env_id: str, env_kwargs: dict[str, Any], seed: int) -> Episode:
     """The episode ``ClusterEnv.reset(seed=seed)`` draws (same generator, same choice)."""
     rng, _ = np_random(seed)
     return choose_episode(env_config(env_id, env_kwargs), rng, None)
+
+
+def disjoint_starts(env_id: str, env_kwargs: Mapping[str, Any]) -> tuple[int, ...]:
+    """Every disjoint window's first job in the split ``env_kwargs`` names, back to back.
+
+    The episodes of a judged scenario (``hpcgym.bench.judged``) and of ``hpcgym train
+    --eval-windows disjoint``: no two share a job.
+
+    Raises:
+        SpecError: ``env_kwargs`` names no split, or the episodes are not windows.
+    """
+    kwargs = {k: v for k, v in env_kwargs.items() if k != "window_starts"}
+    cfg = env_config(env_id, kwargs)
+    if cfg.split is None or cfg.episode != "window" or cfg.n_jobs is None:
+        raise SpecError(
+            f"disjoint windows need window episodes of a trace, a split and a number of jobs; "
+            f"{env_id} with these arguments has episode={cfg.episode!r}, split={cfg.split!r}, "
+            f"n_jobs={cfg.n_jobs!r}"
+        )
+    w, _ = workload_for(cfg, cfg.workload_seed)
+    return tuple(window_starts(splits_of(w)[cfg.split], cfg.n_jobs))

@@ -143,7 +143,10 @@ class TrainConfig:
     eval_every: int = 0
     """Steps between validation runs on the validation split (0: none); see ``validation``."""
     eval_episodes: int = 8
-    """Episodes per validation run."""
+    """Episodes per validation run (``eval_windows="random"``)."""
+    eval_windows: str = "random"
+    """``random``: ``eval_episodes`` windows drawn by seed; ``disjoint``: every disjoint window of
+    the validation split (``hpcgym.agents.rl.validation``)."""
     command: tuple[str, ...] = ()
     """The command line that asked for the run (recorded in ``run.json`` and the card)."""
 
@@ -160,6 +163,10 @@ class TrainConfig:
             raise SpecError(
                 f"eval_every must be >= 0 and eval_episodes >= 1, got {self.eval_every} and "
                 f"{self.eval_episodes}"
+            )
+        if self.eval_windows not in ("random", "disjoint"):
+            raise SpecError(
+                f"unknown eval_windows {self.eval_windows!r}; choose from random, disjoint"
             )
         if self.resume and self.overwrite:
             raise SpecError("resume continues a run and overwrite replaces it: choose one")
@@ -496,6 +503,10 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
         why_not = resumable(model, cfg.algo)
         if cfg.resume and why_not:
             raise SpecError(f"--resume cannot give the same agent for this run: {why_not}")
+        if cfg.eval_every > 0 and cfg.eval_windows == "disjoint":  # refused before any file
+            from hpcgym.envs.episodes import disjoint_starts
+
+            disjoint_starts(cfg.env_id, {**hp["env_kwargs"], "split": "validation"})
         run_dir = cfg.run_dir()
         run_dir.mkdir(parents=True, exist_ok=True)
         with lock_run_folder(run_dir):  # one training per folder at a time
@@ -596,6 +607,7 @@ def _learn(
                 run_dir,
                 card,
                 resume_at=resumed_from,
+                windows=cfg.eval_windows,
             )
         )
     bar = None

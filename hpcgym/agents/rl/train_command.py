@@ -25,6 +25,16 @@ from hpcgym.cli_checks import (
 from hpcgym.errors import OutputError, SpecError
 
 
+def eval_episodes(args: argparse.Namespace) -> int:
+    """``--eval-episodes`` (8 unless given), refused beside ``--eval-windows disjoint``."""
+    if args.eval_windows == "disjoint" and args.eval_episodes is not None:
+        raise SpecError(
+            "--eval-windows disjoint plays every disjoint window of the validation split: "
+            "leave out --eval-episodes"
+        )
+    return 8 if args.eval_episodes is None else int(args.eval_episodes)
+
+
 def run(args: argparse.Namespace) -> int:
     """The ``train`` command."""
     known_env_id(args.env)
@@ -62,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
         pretrain_episodes=args.pretrain_episodes,
         pretrain_epochs=args.pretrain_epochs,
         eval_every=args.eval_every,
-        eval_episodes=args.eval_episodes,
+        eval_episodes=eval_episodes(args),
+        eval_windows=args.eval_windows,
         command=("hpcgym", *(args.argv if args.argv is not None else sys.argv[1:])),
     )
     if args.seeds is not None:
@@ -268,6 +279,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "best.* and the curve in validation.csv / learning_curve.png (0: never)",
     )
     p.add_argument(
-        "--eval-episodes", type=int, default=8, help="validation episodes per evaluation"
+        "--eval-episodes",
+        type=int,
+        default=None,
+        help="validation episodes per evaluation (default 8)",
+    )
+    p.add_argument(
+        "--eval-windows",
+        choices=("random", "disjoint"),
+        default="random",
+        help="random: --eval-episodes windows drawn by seed; disjoint: every disjoint window "
+        "of the validation split once, as a judged scenario's validation run plays them "
+        "(trace presets; --eval-episodes is not used)",
     )
     p.set_defaults(func=run)

@@ -31,10 +31,15 @@ from stable_baselines3.common.callbacks import BaseCallback
 from hpcgym import atomic
 from hpcgym.agents.rl.decode import agent_action, sample_rng
 from hpcgym.agents.rl.saved import AgentCard, save_agent
+from hpcgym.envs.episodes import disjoint_starts
+from hpcgym.errors import SpecError
 from hpcgym.policies.layout import menu_blocks
 
 VALIDATION_SEEDS = 30_000
 """Validation episodes use reset seeds from here (away from training, demo and bench seeds)."""
+
+EVAL_WINDOWS = ("random", "disjoint")
+"""How validation draws its episodes (see :class:`ValidationCallback`)."""
 
 COLUMNS = ("timesteps", "episodes", "mean_objective", "iqm_objective", "best", "truncated")
 
@@ -50,6 +55,15 @@ class ValidationCallback(BaseCallback):
         run_dir: Where ``validation.csv``, ``learning_curve.png`` and ``best.*`` go.
         card: The agent's card (the best agent is saved with it).
         resume_at: The checkpoint step a resumed run continues from (``None``: a new run).
+        windows: ``"random"``: ``episodes`` episodes drawn by seed; ``"disjoint"``: every
+            disjoint window of the validation split, each once (``episodes`` is not used), as
+            a judged scenario's validation run plays them. Random windows over-weight a
+            split's busiest stretches when the windows are short (docs/results.md,
+            "Pre-registered tests of new agents").
+
+    Raises:
+        SpecError: ``windows`` is unknown, or ``"disjoint"`` for episodes that are not windows
+            of a trace.
     """
 
     def __init__(
@@ -61,14 +75,20 @@ class ValidationCallback(BaseCallback):
         run_dir: Path,
         card: AgentCard,
         resume_at: int | None = None,
+        windows: str = "random",
     ) -> None:
         super().__init__()
         if every <= 0 or episodes <= 0:
             raise ValueError("validation needs every > 0 and episodes > 0")
+        if windows not in EVAL_WINDOWS:
+            raise SpecError(f"unknown validation windows {windows!r}; choose from random, disjoint")
         self.env_id = env_id
         self.env_kwargs = {**dict(env_kwargs), "split": "validation"}
         self.every = every
-        self.episodes = episodes
+        self.starts: tuple[int, ...] | None = None
+        if windows == "disjoint":
+            self.starts = disjoint_starts(env_id, self.env_kwargs)
+        self.episodes = episodes if self.starts is None else len(self.starts)
         self.run_dir = run_dir
         self.card = card
         self.csv = run_dir / "validation.csv"
@@ -107,7 +127,8 @@ class ValidationCallback(BaseCallback):
         blocks = menu_blocks(env)
         out, truncated = [], 0
         for k in range(self.episodes):
-            obs, _ = env.reset(seed=VALIDATION_SEEDS + k)
+            options = None if self.starts is None else {"start": self.starts[k]}
+            obs, _ = env.reset(seed=VALIDATION_SEEDS + k, options=options)
             rng = sample_rng(VALIDATION_SEEDS + k)  # only sample decoding draws from it
             total, done = 0.0, False
             while not done:
