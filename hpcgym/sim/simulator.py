@@ -6,9 +6,9 @@ Every command is issued at ``now``. It validates everything first and raises a
 
 from __future__ import annotations
 
+import heapq
 import math
-from heapq import heappush
-from typing import TypeAlias
+from typing import Final, TypeAlias
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -35,16 +35,18 @@ from hpcgym.sim.nodes import (
 from hpcgym.sim.spec import JobKind
 
 # Enum members as module constants: attribute access on an Enum class is slow in the hot path.
-_QUEUED = JobState.QUEUED
-_RUNNING = JobState.RUNNING
-_RECONFIGURING = JobState.RECONFIGURING
-_SUSPENDED = JobState.SUSPENDED
-_REJECTED = JobState.REJECTED
-_PENDING = JobState.PENDING
-_ENDED = (JobState.COMPLETED, JobState.KILLED, JobState.REJECTED)
-_K_RIGID = JobKind.RIGID
-_K_MALLEABLE = JobKind.MALLEABLE
-_K_EVOLVING = JobKind.EVOLVING
+_heappush: Final = heapq.heappush
+"""A final: a compiled module reads it from a C static, not its namespace dict by name."""
+_QUEUED: Final = JobState.QUEUED
+_RUNNING: Final = JobState.RUNNING
+_RECONFIGURING: Final = JobState.RECONFIGURING
+_SUSPENDED: Final = JobState.SUSPENDED
+_REJECTED: Final = JobState.REJECTED
+_PENDING: Final = JobState.PENDING
+_ENDED: Final = (JobState.COMPLETED, JobState.KILLED, JobState.REJECTED)
+_K_RIGID: Final = JobKind.RIGID
+_K_MALLEABLE: Final = JobKind.MALLEABLE
+_K_EVOLVING: Final = JobKind.EVOLVING
 
 
 JobId: TypeAlias = "int | np.integer"
@@ -263,7 +265,7 @@ class Simulator(EngineCore):
         job._start = job._t_last = now
         v = job._version = job._version + 1
         end = now + job._remaining / rate
-        heappush(self._heap, (end, _PHASE_END, next(self._seq), job, v))
+        _heappush(self._heap, (end, _PHASE_END, next(self._seq), job, v))
         if job._walltime is not None:
             self._arm_walltime(job, None if job._evolving else end)
         self._commands += 1
@@ -459,7 +461,7 @@ class Simulator(EngineCore):
             )
         if time not in self._wakeups:
             self._wakeups.add(time)
-            heappush(self._heap, (time, _WAKEUP, next(self._seq), None, 0))
+            _heappush(self._heap, (time, _WAKEUP, next(self._seq), None, 0))
 
     def set_walltime(self, job_id: JobId, walltime: float | np.floating | None) -> None:
         """Change the time limit of a queued, running or suspended job (``None``: no limit).
