@@ -74,10 +74,9 @@ class FCFS(BaseScheduler):
         free = sim.pool.free
         if len(free) != 1:
             single_cluster(sim, self.name)
-        head = sim.queue_head
-        start = sim.start
-        while (job := head()) is not None and job.spec.nodes <= free[0]:
-            start(job.spec.id)
+        # Method calls, not bound methods kept in locals: compiled, these are native calls.
+        while (job := sim.queue_head()) is not None and job.spec.nodes <= free[0]:
+            sim.start(job.spec.id)
 
 
 class SJF(BaseScheduler):
@@ -244,12 +243,11 @@ class EasyBackfill(BaseScheduler):
         queue = self._queue
         now = sim.now
         free_list = sim.pool.free
-        start = sim.start
         heads = []
         for rec in queue.values():
             if rec[0] > free_list[0]:
                 break
-            start(rec[2])
+            sim.start(rec[2])
             heads.append(rec)
         else:
             for rec in heads:
@@ -292,7 +290,7 @@ class EasyBackfill(BaseScheduler):
                     if n > extra:
                         continue
                     extra -= n
-                start(rec[2])
+                sim.start(rec[2])
                 started.append((rec, end))
                 free -= n
                 if free == 0:
@@ -312,7 +310,6 @@ class EasyBackfill(BaseScheduler):
         sooner); if neither happened, the short jobs after the scanned ones that fit now are
         taken from the estimate-sorted copy and put back in submission order.
         """
-        start = sim.start
         started: list[tuple[_Rec, float]] = []
         left = short
         # Up to a few hundred short jobs, filtering and sorting them (in C) beats a scan (in
@@ -329,7 +326,7 @@ class EasyBackfill(BaseScheduler):
                 continue
             n = rec[0]
             if n <= free and now + est <= t_shadow:
-                start(rec[2])
+                sim.start(rec[2])
                 started.append((rec, now + est))
                 free -= n
                 if not free:
@@ -348,7 +345,7 @@ class EasyBackfill(BaseScheduler):
             for r in fit:
                 n = r[2]
                 if n <= free and now + r[0] <= t_shadow:
-                    start(r[3])
+                    sim.start(r[3])
                     started.append(((n, r[0], r[3], r[1]), now + r[0]))
                     free -= n
                     if not free:
