@@ -644,6 +644,7 @@ class EngineCore:
 
     def _end(self, job: Job, state: JobState) -> None:
         """End ``job`` (settled by the caller) as ``state`` and release what it holds."""
+        jid = job.spec.id
         if job._cpu_sum:
             runs = job._runs
             if runs and not job.spec.mem:
@@ -652,12 +653,15 @@ class EngineCore:
                 if len(runs) == 2:
                     # ``NodePool.release_runs`` of one run, inlined.
                     a, b = runs[0], runs[1]
-                    if pool.lazy.pop(job.spec.id, None) is None:
+                    lazy = pool.lazy
+                    if jid in lazy:
+                        del lazy[jid]
+                    else:
                         pool.cpu_used[a:b].fill(0.0)
                     pool.free[job._cluster] += b - a
                     pool.idle[job._cluster].give(a, b)
                 else:
-                    pool.release_runs(job._cluster, runs, job.spec.id)
+                    pool.release_runs(job._cluster, runs, jid)
             else:
                 self.pool.remove(job._cluster, job._ids(), job._cpu, job.spec.mem, job._mode)
             self._alloc_total -= job._cpu_sum
@@ -665,7 +669,6 @@ class EngineCore:
             job._runs = _NO_RUNS
             job._lazy_ids = False
         old = job._state
-        jid = job.spec.id
         if old is _RUNNING or old is _RECONFIGURING:
             del self._running[jid]
         elif old is _QUEUED:

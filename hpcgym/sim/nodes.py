@@ -158,7 +158,10 @@ class NodePool:
         A holding still in ``lazy`` was never written to ``cpu_used``: nothing to clear there.
         """
         idle = self.idle[cluster]
-        written = self.lazy.pop(job_id, None) is None
+        lazy = self.lazy
+        written = job_id not in lazy
+        if not written:
+            del lazy[job_id]
         used = self.cpu_used
         n = 0
         for i in range(0, len(runs), 2):

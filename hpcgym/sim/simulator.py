@@ -181,12 +181,13 @@ class Simulator(EngineCore):
             self._refuse_start(job_id)
             return
         spec = job.spec
+        want = spec.nodes
         if cluster is not None:
             cluster = _cluster_index(job_id, cluster)
         # ``k``: the size as an ``int`` (``size`` may be a numpy integer, or wrong).
         if size is None:
-            k = spec.nodes
-        elif (k := _whole_size(job_id, size)) != spec.nodes:
+            k = want
+        elif (k := _whole_size(job_id, size)) != want:
             if spec.kind is _K_RIGID or spec.kind is _K_EVOLVING:
                 raise SizeError(
                     f"job {job_id} is {spec.kind.value} and starts at {spec.nodes} tasks, not {k}"
@@ -217,15 +218,13 @@ class Simulator(EngineCore):
                     else:
                         del lo[0]
                         del idle.hi[0]
-                    picked = pool.ids[a : a + k]
                     runs = [a, a + k]
-                    lazy_ids = False
                 else:
-                    # Several runs: the ids are built when read (``Job._ids``), not here.
                     runs = idle.take_runs(k)
-                    picked = unknown_ids(k)
-                    lazy_ids = True
-                # The CPU array is written when someone reads it (``NodePool.sync``).
+                # The ids are built when read (``Job._ids``), and the CPU array written when
+                # someone reads it (``NodePool.sync``), not here: most jobs end unread.
+                picked = unknown_ids(k)
+                lazy_ids = True
                 pool.lazy[job_id] = runs
             else:
                 lazy_ids = False
@@ -247,11 +246,11 @@ class Simulator(EngineCore):
             job.max_size = k
             job._state = _RUNNING
             job._yield = 1.0
-            if k == spec.nodes:
+            if k == want:
                 rate = job._rate = 1.0
             else:
                 rate = job._rate = 1.0 if job._evolving else spec.rate(k)
-                if k > spec.nodes:
+                if k > want:
                     self._update_demand(job)
             self._alloc_total += fsize
             self._useful_total += fsize
