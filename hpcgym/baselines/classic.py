@@ -171,12 +171,13 @@ class EasyBackfill(BaseScheduler):
                 continue
             spec = job.spec
             if event is _SUBMITTED:
-                w = spec.walltime
+                # Each field read once: a ``JobSpec`` attribute is a Python-level lookup.
+                jid, n, w = spec.id, spec.nodes, spec.walltime
                 est = spec.work if w is None else w
                 seq = self._seq = self._seq + 1
-                rec = (spec.nodes, est, spec.id, seq)
-                queue[spec.id] = rec
-                _insort(by_est, (est, seq, spec.nodes, spec.id))
+                rec = (n, est, jid, seq)
+                queue[jid] = rec
+                _insort(by_est, (est, seq, n, jid))
                 new.append(rec)
                 continue
             full = True
