@@ -231,8 +231,19 @@ def one_process(what: str, n: int) -> None:
 
     ``what``: a preset id (``n`` random masked steps; ``ID:reserve`` for reserve mode) or
     ``simulate`` (``swf/sdsc-sp2-v0`` loaded, then ``n`` rounds of ``make("fcfs")`` and
-    ``make("easy")`` ``.simulate()``). ``n`` 0 times the start-up alone.
+    ``make("easy")`` ``.simulate()``), or ``loop:SHAPE:NAME`` (``scale.py``'s shape ``SHAPE``,
+    at most 20,000 jobs, from the default cache, then ``n`` event loops of ``make(NAME)``, each
+    on a new simulator). ``n`` 0 times the start-up alone.
     """
+    if what.startswith("loop:"):
+        _, key, name = what.split(":")
+        shape = next(s for s in SHAPES if s.key == key)
+        cache = Path(tempfile.gettempdir()) / "hpcgym-scale"
+        with np.load(cached(shape, min(shape.jobs, 20_000), cache)) as f:
+            d = {k: f[k] for k in f.files}
+        for _ in range(n):
+            event_loop(d, name)
+        return
     if what == "simulate":
         from hpcgym.workloads import load
 

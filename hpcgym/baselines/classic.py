@@ -23,12 +23,12 @@ single-cluster platform, and is never resized. They plan with the runtime estima
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
-from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable
 from operator import itemgetter
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from hpcgym.baselines.base import (
     OVERRUN_GRACE,
@@ -42,7 +42,12 @@ from hpcgym.sim import EventType, Job, Simulator
 from hpcgym.sim.batch import EASY as BATCH_EASY
 from hpcgym.sim.batch import FCFS as BATCH_FCFS
 
-_SUBMITTED = EventType.SUBMITTED
+# Module functions as finals: a compiled module reads a final from a C static, any other
+# global from its namespace dict, by name, at every use.
+_bisect_left: Final = bisect.bisect_left
+_bisect_right: Final = bisect.bisect_right
+_insort: Final = bisect.insort
+_SUBMITTED: Final = EventType.SUBMITTED
 SCAN_STEPS = 64
 """Queued jobs EASY's pass scans in submission order for jobs ending by the shadow time before
 it takes the rest of them from the estimate-sorted records (both give the same starts; chosen
@@ -50,11 +55,11 @@ on ``benchmarks/scale.py``'s shapes: the scan usually fills the free nodes withi
 jobs)."""
 SCAN_FROM = 256
 """Short jobs (ending by the shadow time) above which EASY scans for them at all."""
-_COMPLETED = EventType.COMPLETED
-_KILLED = EventType.KILLED
-_REJECTED = EventType.REJECTED
-_TICK = EventType.TICK
-_WAKEUP = EventType.WAKEUP
+_COMPLETED: Final = EventType.COMPLETED
+_KILLED: Final = EventType.KILLED
+_REJECTED: Final = EventType.REJECTED
+_TICK: Final = EventType.TICK
+_WAKEUP: Final = EventType.WAKEUP
 
 
 class FCFS(BaseScheduler):
@@ -69,10 +74,9 @@ class FCFS(BaseScheduler):
         free = sim.pool.free
         if len(free) != 1:
             single_cluster(sim, self.name)
-        head = sim.queue_head
-        start = sim.start
-        while (job := head()) is not None and job.spec.nodes <= free[0]:
-            start(job.spec.id)
+        # Method calls, not bound methods kept in locals: compiled, these are native calls.
+        while (job := sim.queue_head()) is not None and job.spec.nodes <= free[0]:
+            sim.start(job.spec.id)
 
 
 class SJF(BaseScheduler):
@@ -167,19 +171,20 @@ class EasyBackfill(BaseScheduler):
                 continue
             spec = job.spec
             if event is _SUBMITTED:
-                w = spec.walltime
+                # Each field read once: a ``JobSpec`` attribute is a Python-level lookup.
+                jid, n, w = spec.id, spec.nodes, spec.walltime
                 est = spec.work if w is None else w
                 seq = self._seq = self._seq + 1
-                rec = (spec.nodes, est, spec.id, seq)
-                queue[spec.id] = rec
-                insort(by_est, (est, seq, spec.nodes, spec.id))
+                rec = (n, est, jid, seq)
+                queue[jid] = rec
+                _insort(by_est, (est, seq, n, jid))
                 new.append(rec)
                 continue
             full = True
             if event is _COMPLETED or event is _KILLED:
                 k = key.pop(spec.id, None)
                 if k is not None:
-                    del ends[bisect_left(ends, k)]
+                    del ends[_bisect_left(ends, k)]
         if len(key) != len(sim.running) or len(queue) != len(sim.queue):
             self._reload(sim)
             full = True
@@ -204,10 +209,10 @@ class EasyBackfill(BaseScheduler):
         n, est, jid, seq = rec
         del self._queue[jid]
         by_est = self._by_est
-        del by_est[bisect_left(by_est, (est, seq, n, jid))]
+        del by_est[_bisect_left(by_est, (est, seq, n, jid))]
         k = (end, jid, n)
         self._key[jid] = k
-        insort(self._ends, k)
+        _insort(self._ends, k)
 
     def _shadow(self, now: float, free: int, need: int) -> tuple[float, int]:
         """``profile.shadow`` over the running jobs' estimated ends, inlined (a hot path)."""
@@ -239,12 +244,11 @@ class EasyBackfill(BaseScheduler):
         queue = self._queue
         now = sim.now
         free_list = sim.pool.free
-        start = sim.start
         heads = []
         for rec in queue.values():
             if rec[0] > free_list[0]:
                 break
-            start(rec[2])
+            sim.start(rec[2])
             heads.append(rec)
         else:
             for rec in heads:
@@ -268,7 +272,7 @@ class EasyBackfill(BaseScheduler):
                 # Only jobs that end by the shadow time can start (a little slack: the loop
                 # checks); they are a prefix of the estimate-sorted records.
                 limit = (t_shadow - now) * (1 + 1e-12) + 1e-9
-                short = bisect_right(self._by_est, (limit, math.inf))
+                short = _bisect_right(self._by_est, (limit, math.inf))
                 if short:
                     self._backfill_short(sim, now, free, t_shadow, limit, short)
                 self._extra = 0
@@ -287,7 +291,7 @@ class EasyBackfill(BaseScheduler):
                     if n > extra:
                         continue
                     extra -= n
-                start(rec[2])
+                sim.start(rec[2])
                 started.append((rec, end))
                 free -= n
                 if free == 0:
@@ -307,7 +311,6 @@ class EasyBackfill(BaseScheduler):
         sooner); if neither happened, the short jobs after the scanned ones that fit now are
         taken from the estimate-sorted copy and put back in submission order.
         """
-        start = sim.start
         started: list[tuple[_Rec, float]] = []
         left = short
         # Up to a few hundred short jobs, filtering and sorting them (in C) beats a scan (in
@@ -324,7 +327,7 @@ class EasyBackfill(BaseScheduler):
                 continue
             n = rec[0]
             if n <= free and now + est <= t_shadow:
-                start(rec[2])
+                sim.start(rec[2])
                 started.append((rec, now + est))
                 free -= n
                 if not free:
@@ -343,7 +346,7 @@ class EasyBackfill(BaseScheduler):
             for r in fit:
                 n = r[2]
                 if n <= free and now + r[0] <= t_shadow:
-                    start(r[3])
+                    sim.start(r[3])
                     started.append(((n, r[0], r[3], r[1]), now + r[0]))
                     free -= n
                     if not free:
@@ -355,7 +358,7 @@ class EasyBackfill(BaseScheduler):
 _Rec = tuple[int, float, int, int]
 """A queued job for EASY: nodes, runtime estimate, id, submission sequence number."""
 
-_SEQ = itemgetter(1)
+_SEQ: Final = itemgetter(1)
 """The submission sequence number of an estimate-sorted record ``(estimate, seq, nodes, id)``."""
 
 
@@ -454,7 +457,7 @@ class ConservativeBackfill(BaseScheduler):
                 self._start(sim, jid, now + est, spec.nodes)
             else:
                 reservations[jid] = t
-                insort(order, (t, self._seq, jid, spec.nodes, est))
+                _insort(order, (t, self._seq, jid, spec.nodes, est))
                 self._seq += 1
             if t < math.inf:
                 profile.reserve(t, est, spec.nodes)
@@ -525,9 +528,9 @@ class ConservativeBackfill(BaseScheduler):
             if vacated > most:
                 most = vacated
         for rec, t in moved:
-            del order[bisect_left(order, rec)]
+            del order[_bisect_left(order, rec)]
             if t != now:
-                insort(order, (t, rec[1], rec[2], rec[3], rec[4]))
+                _insort(order, (t, rec[1], rec[2], rec[3], rec[4]))
 
     def _replan(self, sim: Simulator, now: float) -> None:
         """A full ``replan`` pass; keeps its profile and reservations for the next."""

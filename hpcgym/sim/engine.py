@@ -15,7 +15,7 @@ import math
 import operator
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -34,44 +34,48 @@ from hpcgym.sim.nodes import SHARED, WHOLE, NodePool, uniform_share
 from hpcgym.sim.platform import Platform
 from hpcgym.sim.spec import JobKind, JobSpec, SizeRule, fits_machine
 
-# Enum members as module constants: attribute access on an Enum class is slow in the hot path.
-_PENDING = JobState.PENDING
-_QUEUED = JobState.QUEUED
-_RUNNING = JobState.RUNNING
-_RECONFIGURING = JobState.RECONFIGURING
-_SUSPENDED = JobState.SUSPENDED
-_COMPLETED = JobState.COMPLETED
-_KILLED = JobState.KILLED
-_REJECTED = JobState.REJECTED
-_K_EVOLVING = JobKind.EVOLVING
-_K_RIGID = JobKind.RIGID
-_ANY = SizeRule.ANY
-_E_SUBMITTED = EventType.SUBMITTED
-_E_COMPLETED = EventType.COMPLETED
-_E_KILLED = EventType.KILLED
-_E_REJECTED = EventType.REJECTED
-_E_RECONFIGURED = EventType.RECONFIGURED
-_E_REQUESTED = EventType.REQUESTED
-_E_STEPPED = EventType.STEPPED
-_E_TICK = EventType.TICK
-_E_WAKEUP = EventType.WAKEUP
+# Enum members and module functions as final module constants: attribute access on an Enum
+# class is slow, and a compiled module reads a final from a C static but any other global from
+# its namespace dict, by name, at every use.
+_heappush: Final = heapq.heappush
+_heappop: Final = heapq.heappop
+_PENDING: Final = JobState.PENDING
+_QUEUED: Final = JobState.QUEUED
+_RUNNING: Final = JobState.RUNNING
+_RECONFIGURING: Final = JobState.RECONFIGURING
+_SUSPENDED: Final = JobState.SUSPENDED
+_COMPLETED: Final = JobState.COMPLETED
+_KILLED: Final = JobState.KILLED
+_REJECTED: Final = JobState.REJECTED
+_K_EVOLVING: Final = JobKind.EVOLVING
+_K_RIGID: Final = JobKind.RIGID
+_ANY: Final = SizeRule.ANY
+_E_SUBMITTED: Final = EventType.SUBMITTED
+_E_COMPLETED: Final = EventType.COMPLETED
+_E_KILLED: Final = EventType.KILLED
+_E_REJECTED: Final = EventType.REJECTED
+_E_RECONFIGURED: Final = EventType.RECONFIGURED
+_E_REQUESTED: Final = EventType.REQUESTED
+_E_STEPPED: Final = EventType.STEPPED
+_E_TICK: Final = EventType.TICK
+_E_WAKEUP: Final = EventType.WAKEUP
 
 
 if TYPE_CHECKING:
     from hpcgym.sim.metrics import SimResult
     from hpcgym.sim.simulator import Simulator
 
-_EMPTY_INT = np.empty(0, dtype=np.int64)
-_EMPTY_FLOAT = np.empty(0)
+_EMPTY_INT: Final = np.empty(0, dtype=np.int64)
+_EMPTY_FLOAT: Final = np.empty(0)
 
-MAX_IDLE_POINTS = 10_000
+MAX_IDLE_POINTS: Final = 10_000
 """Decision points in a row at one instant, with no command between them, before ``advance``
 raises ``StalledError``: the clock has stopped and nobody acts."""
 
-_SIGNAL_MASK = 0xFFF
+_SIGNAL_MASK: Final = 0xFFF
 """Pending signals (Ctrl-C) are let in every ``_SIGNAL_MASK + 1`` decision points."""
 
-EXACT_TICK_SKIP = 10_000_000
+EXACT_TICK_SKIP: Final = 10_000_000
 """Ticks an empty machine skips one addition at a time, so that the ticks after the gap fall at
 the very float64 times they always did; a longer gap (an epoch-second or millisecond submit
 time after small ones) is crossed with one multiplication, which may round the later tick times
@@ -113,7 +117,7 @@ _submit_of = operator.attrgetter("submit")
 
 
 # The read-only views of ``EngineCore``: rebuilt after unpickling, never pickled.
-_VIEWS = ("queue", "running", "suspended", "jobs", "_cpu_view", "node_mem_used")
+_VIEWS: Final = ("queue", "running", "suspended", "jobs", "_cpu_view", "node_mem_used")
 
 
 @mypyc_attr(allow_interpreted_subclasses=True, serializable=True)
@@ -363,7 +367,7 @@ class EngineCore:
             StalledError: Jobs are unfinished but no event can ever occur again.
         """
         heap = self._heap
-        heappop = heapq.heappop
+        heappop = _heappop
         subs = self._sub_times
         n = self._n_total
         while self._n_ended < n:
@@ -459,7 +463,7 @@ class EngineCore:
         return False
 
     def _push(self, time: float, prio: int, job: Job | None, version: int) -> None:
-        heapq.heappush(self._heap, (time, prio, next(self._seq), job, version))
+        _heappush(self._heap, (time, prio, next(self._seq), job, version))
 
     def _settle(self, job: Job) -> None:
         """Account progress, waste, held and virtual time of ``job`` up to now."""
@@ -522,10 +526,10 @@ class EngineCore:
         v = job._version = job._version + 1
         t = math.inf
         if job._state is _RECONFIGURING:
-            heapq.heappush(self._heap, (job._busy_until, _RECONF_END, next(self._seq), job, v))
+            _heappush(self._heap, (job._busy_until, _RECONF_END, next(self._seq), job, v))
         elif job._rate > 0:
             t = self._now + job._remaining / job._rate
-            heapq.heappush(self._heap, (t, _PHASE_END, next(self._seq), job, v))
+            _heappush(self._heap, (t, _PHASE_END, next(self._seq), job, v))
         deadline = job._deadline
         if deadline != math.inf and (t > deadline or job._evolving):
             job._deadline = math.inf
@@ -640,6 +644,7 @@ class EngineCore:
 
     def _end(self, job: Job, state: JobState) -> None:
         """End ``job`` (settled by the caller) as ``state`` and release what it holds."""
+        jid = job.spec.id
         if job._cpu_sum:
             runs = job._runs
             if runs and not job.spec.mem:
@@ -648,12 +653,15 @@ class EngineCore:
                 if len(runs) == 2:
                     # ``NodePool.release_runs`` of one run, inlined.
                     a, b = runs[0], runs[1]
-                    if pool.lazy.pop(job.spec.id, None) is None:
+                    lazy = pool.lazy
+                    if jid in lazy:
+                        del lazy[jid]
+                    else:
                         pool.cpu_used[a:b].fill(0.0)
                     pool.free[job._cluster] += b - a
                     pool.idle[job._cluster].give(a, b)
                 else:
-                    pool.release_runs(job._cluster, runs, job.spec.id)
+                    pool.release_runs(job._cluster, runs, jid)
             else:
                 self.pool.remove(job._cluster, job._ids(), job._cpu, job.spec.mem, job._mode)
             self._alloc_total -= job._cpu_sum
@@ -661,7 +669,6 @@ class EngineCore:
             job._runs = _NO_RUNS
             job._lazy_ids = False
         old = job._state
-        jid = job.spec.id
         if old is _RUNNING or old is _RECONFIGURING:
             del self._running[jid]
         elif old is _QUEUED:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
+from typing import Final
 
 
 class EventType(Enum):
@@ -29,9 +30,9 @@ class EventType(Enum):
 # Heap order within one instant: progress first (completions free nodes before anything is
 # decided), then reconfiguration ends, then walltime kills, then submissions, then ticks and
 # requested wake-ups.
-PHASE_END = 0
-RECONF_END = 1
-WALLTIME = 2
-SUBMIT = 3
-TICK = 4
-WAKEUP = 5
+PHASE_END: Final = 0
+RECONF_END: Final = 1
+WALLTIME: Final = 2
+SUBMIT: Final = 3
+TICK: Final = 4
+WAKEUP: Final = 5

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from enum import Enum
+from typing import Final
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -11,11 +12,11 @@ from mypy_extensions import mypyc_attr
 from hpcgym.sim.nodes import ids_of_runs
 from hpcgym.sim.spec import JobKind, JobSpec
 
-_EMPTY_INT = np.empty(0, dtype=np.int64)
+_EMPTY_INT: Final = np.empty(0, dtype=np.int64)
 _EMPTY_INT.flags.writeable = False
-_EMPTY_FLOAT = np.empty(0)
+_EMPTY_FLOAT: Final = np.empty(0)
 _EMPTY_FLOAT.flags.writeable = False
-_NO_RUNS: list[int] = []
+_NO_RUNS: Final[list[int]] = []
 """A job's ``_runs`` when its nodes are not known as runs (never mutated)."""
 
 
@@ -43,14 +44,14 @@ class JobState(Enum):
     """Could never fit the platform, or refused by the scheduler."""
 
 
-ENDED = frozenset({JobState.COMPLETED, JobState.KILLED, JobState.REJECTED})
-HOLDING = frozenset({JobState.RUNNING, JobState.RECONFIGURING})
+ENDED: Final = frozenset({JobState.COMPLETED, JobState.KILLED, JobState.REJECTED})
+HOLDING: Final = frozenset({JobState.RUNNING, JobState.RECONFIGURING})
 
 # Enum members as module constants: on Python 3.11 reading ``JobState.X`` costs ~0.3 us (the
 # enum metaclass's ``__getattr__`` hook), more than the rest of a job's construction together.
-_PENDING = JobState.PENDING
-_SUSPENDED = JobState.SUSPENDED
-_EVOLVING = JobKind.EVOLVING
+_PENDING: Final = JobState.PENDING
+_SUSPENDED: Final = JobState.SUSPENDED
+_EVOLVING: Final = JobKind.EVOLVING
 
 
 @mypyc_attr(serializable=True)

@@ -9,7 +9,8 @@ decides anything. Every method that would break capacity raises before touching 
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
+from typing import Final
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -17,18 +18,18 @@ from mypy_extensions import mypyc_attr
 from hpcgym.errors import CapacityError, CommandError
 from hpcgym.sim.platform import Platform
 
-EPS = 1e-9
+EPS: Final = 1e-9
 """Tolerance of every capacity comparison: shares like 1/3 must fit three times in a node."""
 
-MIN_SHARE = 1e-6
+MIN_SHARE: Final = 1e-6
 """Smallest CPU share a task may get (well above ``EPS``, so a full node never takes one more)."""
 
 # How a set of tasks sits on its nodes; the cheaper modes skip work in ``add`` and ``remove``.
-SHARED = 0
+SHARED: Final = 0
 """Several tasks of the job may share a node."""
-UNIQUE = 1
+UNIQUE: Final = 1
 """One task per node, any share."""
-WHOLE = 2
+WHOLE: Final = 2
 """One task per node at share 1: the nodes are the job's alone."""
 
 
@@ -157,7 +158,10 @@ class NodePool:
         A holding still in ``lazy`` was never written to ``cpu_used``: nothing to clear there.
         """
         idle = self.idle[cluster]
-        written = self.lazy.pop(job_id, None) is None
+        lazy = self.lazy
+        written = job_id not in lazy
+        if not written:
+            del lazy[job_id]
         used = self.cpu_used
         n = 0
         for i in range(0, len(runs), 2):
@@ -300,11 +304,11 @@ def _read_only_ones(size: int) -> np.ndarray:
 _ONES = [_read_only_ones(1024)]
 """One read-only array of ones, grown when a larger row is asked for; rows are views of it."""
 
-WHOLE_ROWS: dict[int, np.ndarray] = {}
+WHOLE_ROWS: Final[dict[int, np.ndarray]] = {}
 """``whole_row(size)`` by size, for the start fast path's plain ``dict.get`` (views: no data)."""
 
 _UNIFORM: dict[tuple[int, float], np.ndarray] = {}
-_UNIFORM_CAP = 1 << 20
+_UNIFORM_CAP: Final = 1 << 20
 """Shares the cache of ``uniform_shares`` may hold in all (8 MB) before it starts anew."""
 _uniform_held = [0]
 
@@ -321,8 +325,8 @@ def whole_row(size: int) -> np.ndarray:
     return row
 
 
-_UNKNOWN: dict[int, np.ndarray] = {}
-_MINUS_ONE = np.full(1, -1, dtype=np.int64)
+_UNKNOWN: Final[dict[int, np.ndarray]] = {}
+_MINUS_ONE: Final = np.full(1, -1, dtype=np.int64)
 
 
 def unknown_ids(size: int) -> np.ndarray:
@@ -442,7 +446,14 @@ class IdleRuns:
     def give(self, a: int, b: int) -> None:
         """Nodes ``[a, b)``, all busy, become idle."""
         lo, hi = self.lo, self.hi
-        i = bisect_left(lo, a)
+        # ``bisect_left(lo, a)``, written out: compiled, it compares machine integers.
+        i, j = 0, len(lo)
+        while i < j:
+            m = (i + j) >> 1
+            if lo[m] < a:
+                i = m + 1
+            else:
+                j = m
         left = i > 0 and hi[i - 1] == a
         right = i < len(lo) and lo[i] == b
         if left and right:
@@ -496,7 +507,7 @@ class IdleRuns:
         return ids_of_runs(runs)
 
 
-SLICE_RUN = 64
+SLICE_RUN: Final = 64
 """Mean run length (nodes) from which ``set_runs`` writes run by run rather than scattering."""
 
 

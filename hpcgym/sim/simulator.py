@@ -6,9 +6,9 @@ Every command is issued at ``now``. It validates everything first and raises a
 
 from __future__ import annotations
 
+import heapq
 import math
-from heapq import heappush
-from typing import TypeAlias
+from typing import Final, TypeAlias
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -35,16 +35,18 @@ from hpcgym.sim.nodes import (
 from hpcgym.sim.spec import JobKind
 
 # Enum members as module constants: attribute access on an Enum class is slow in the hot path.
-_QUEUED = JobState.QUEUED
-_RUNNING = JobState.RUNNING
-_RECONFIGURING = JobState.RECONFIGURING
-_SUSPENDED = JobState.SUSPENDED
-_REJECTED = JobState.REJECTED
-_PENDING = JobState.PENDING
-_ENDED = (JobState.COMPLETED, JobState.KILLED, JobState.REJECTED)
-_K_RIGID = JobKind.RIGID
-_K_MALLEABLE = JobKind.MALLEABLE
-_K_EVOLVING = JobKind.EVOLVING
+_heappush: Final = heapq.heappush
+"""A final: a compiled module reads it from a C static, not its namespace dict by name."""
+_QUEUED: Final = JobState.QUEUED
+_RUNNING: Final = JobState.RUNNING
+_RECONFIGURING: Final = JobState.RECONFIGURING
+_SUSPENDED: Final = JobState.SUSPENDED
+_REJECTED: Final = JobState.REJECTED
+_PENDING: Final = JobState.PENDING
+_ENDED: Final = (JobState.COMPLETED, JobState.KILLED, JobState.REJECTED)
+_K_RIGID: Final = JobKind.RIGID
+_K_MALLEABLE: Final = JobKind.MALLEABLE
+_K_EVOLVING: Final = JobKind.EVOLVING
 
 
 JobId: TypeAlias = "int | np.integer"
@@ -179,12 +181,13 @@ class Simulator(EngineCore):
             self._refuse_start(job_id)
             return
         spec = job.spec
+        want = spec.nodes
         if cluster is not None:
             cluster = _cluster_index(job_id, cluster)
         # ``k``: the size as an ``int`` (``size`` may be a numpy integer, or wrong).
         if size is None:
-            k = spec.nodes
-        elif (k := _whole_size(job_id, size)) != spec.nodes:
+            k = want
+        elif (k := _whole_size(job_id, size)) != want:
             if spec.kind is _K_RIGID or spec.kind is _K_EVOLVING:
                 raise SizeError(
                     f"job {job_id} is {spec.kind.value} and starts at {spec.nodes} tasks, not {k}"
@@ -215,15 +218,13 @@ class Simulator(EngineCore):
                     else:
                         del lo[0]
                         del idle.hi[0]
-                    picked = pool.ids[a : a + k]
                     runs = [a, a + k]
-                    lazy_ids = False
                 else:
-                    # Several runs: the ids are built when read (``Job._ids``), not here.
                     runs = idle.take_runs(k)
-                    picked = unknown_ids(k)
-                    lazy_ids = True
-                # The CPU array is written when someone reads it (``NodePool.sync``).
+                # The ids are built when read (``Job._ids``), and the CPU array written when
+                # someone reads it (``NodePool.sync``), not here: most jobs end unread.
+                picked = unknown_ids(k)
+                lazy_ids = True
                 pool.lazy[job_id] = runs
             else:
                 lazy_ids = False
@@ -245,11 +246,11 @@ class Simulator(EngineCore):
             job.max_size = k
             job._state = _RUNNING
             job._yield = 1.0
-            if k == spec.nodes:
+            if k == want:
                 rate = job._rate = 1.0
             else:
                 rate = job._rate = 1.0 if job._evolving else spec.rate(k)
-                if k > spec.nodes:
+                if k > want:
                     self._update_demand(job)
             self._alloc_total += fsize
             self._useful_total += fsize
@@ -263,7 +264,7 @@ class Simulator(EngineCore):
         job._start = job._t_last = now
         v = job._version = job._version + 1
         end = now + job._remaining / rate
-        heappush(self._heap, (end, _PHASE_END, next(self._seq), job, v))
+        _heappush(self._heap, (end, _PHASE_END, next(self._seq), job, v))
         if job._walltime is not None:
             self._arm_walltime(job, None if job._evolving else end)
         self._commands += 1
@@ -459,7 +460,7 @@ class Simulator(EngineCore):
             )
         if time not in self._wakeups:
             self._wakeups.add(time)
-            heappush(self._heap, (time, _WAKEUP, next(self._seq), None, 0))
+            _heappush(self._heap, (time, _WAKEUP, next(self._seq), None, 0))
 
     def set_walltime(self, job_id: JobId, walltime: float | np.floating | None) -> None:
         """Change the time limit of a queued, running or suspended job (``None``: no limit).
