@@ -18,7 +18,7 @@ COMPILED_MODULES = (
     "hpcgym.sim.job",
     "hpcgym.sim.nodes",
     "hpcgym.baselines.classic",
-    "hpcgym.baselines.profile",
+    "hpcgym.baselines.availability",
     "hpcgym.sim.batch",
     "hpcgym.envs.ledger",
     "hpcgym.envs.observations",
@@ -29,6 +29,11 @@ COMPILED_MODULES = (
     "hpcgym.envs.reserve",
     "hpcgym.sim.planning",
 )
+
+FORMERLY_COMPILED = ("hpcgym.baselines.profile",)
+"""Modules once compiled, now pure-Python aliases of a renamed one (``profile`` became
+``availability``). An extension of theirs left over from an older build would be imported
+instead of the alias, and its code is no longer in the group's library: it is reported stale."""
 
 GROUP_LIBRARY = "hpcgym__mypyc"
 """The shared library of the mypyc group (``setup.py``'s ``group_name``), beside the package."""
@@ -59,7 +64,8 @@ def stale_extensions(root: Path = _ROOT) -> list[str]:
     """Modules whose ``.py`` source is newer than a compiled extension beside it.
 
     Python imports the extension, not the source, so an edit there has no effect until the
-    package is built again.
+    package is built again. A module of :data:`FORMERLY_COMPILED` with an extension beside it
+    is stale too, whatever the times.
     """
     stale = []
     sources = {n: root.joinpath(*n.split(".")).with_suffix(".py") for n in COMPILED_MODULES}
@@ -79,12 +85,27 @@ def stale_extensions(root: Path = _ROOT) -> list[str]:
             if source.stat().st_mtime > built:
                 stale.append(name)
                 break
+    for name in FORMERLY_COMPILED:
+        folder = root.joinpath(*name.split(".")[:-1])
+        leaf = name.rsplit(".", 1)[1]
+        if any((folder / f"{leaf}{suffix}").exists() for suffix in EXTENSION_SUFFIXES):
+            stale.append(name)
     return stale
 
 
 def warn_if_stale(root: Path = _ROOT) -> None:
     """Warn, naming the modules, when edited sources hide behind older compiled extensions."""
     stale = stale_extensions(root)
+    leftover = [name for name in stale if name in FORMERLY_COMPILED]
+    stale = [name for name in stale if name not in FORMERLY_COMPILED]
+    if leftover:
+        warnings.warn(
+            f"hpcgym: {', '.join(leftover)} is no longer compiled, but an extension of it is "
+            "left over from an older build and Python imports it instead of the source: "
+            "delete that extension file",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     if stale:
         warnings.warn(
             f"hpcgym: {', '.join(stale)} changed since it was compiled, and Python runs the "

@@ -1,9 +1,9 @@
-"""Moved to :mod:`hpcgym.agents.rl.policies` (the job-scoring networks).
+"""Moved to :mod:`hpcgym.agents.rl.networks` (the job-scoring networks).
 
 This older import path keeps working: it names the same objects.
 """
 
 from __future__ import annotations
 
-from hpcgym.agents.rl.policies import *  # noqa: F403  (the compatibility alias of a moved module)
-from hpcgym.agents.rl.policies import __all__ as __all__
+from hpcgym.agents.rl.networks import *  # noqa: F403  (the compatibility alias of a moved module)
+from hpcgym.agents.rl.networks import __all__ as __all__

@@ -19,6 +19,7 @@ live below, in one place.
 from functools import partial
 from typing import Any
 
+from hpcgym.baselines.availability import Profile, shadow
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate
 from hpcgym.baselines.classic import FCFS, SJF, ConservativeBackfill, EasyBackfill
 from hpcgym.baselines.dfrs import DFRSScheduler
@@ -26,7 +27,6 @@ from hpcgym.baselines.evolving.online import EvolvingListScheduler, evolving_fac
 from hpcgym.baselines.koala.scheduler import KOALA_VARIANTS, Koala
 from hpcgym.baselines.mebf.scheduler import MEBF, MEBFConfig
 from hpcgym.baselines.priority import REGISTERED_SCORES, SCORES, EasyPriority, PriorityReserve
-from hpcgym.baselines.profile import Profile, shadow
 from hpcgym.baselines.registry import make, names, register
 from hpcgym.baselines.sdpolicy.scheduler import SD_VARIANTS, SDPolicy
 from hpcgym.baselines.trivial import AsapMax, AsapMin, AsapReq, EasyAtMin

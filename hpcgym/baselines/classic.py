@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from operator import itemgetter
 from typing import Any, ClassVar, Final
 
+from hpcgym.baselines.availability import Profile, shadow
 from hpcgym.baselines.base import (
     OVERRUN_GRACE,
     BaseScheduler,
@@ -37,7 +38,6 @@ from hpcgym.baselines.base import (
     runtime_estimate,
     single_cluster,
 )
-from hpcgym.baselines.profile import Profile, shadow
 from hpcgym.sim import EventType, Job, Simulator
 from hpcgym.sim.batch import EASY as BATCH_EASY
 from hpcgym.sim.batch import FCFS as BATCH_FCFS

@@ -1,7 +1,7 @@
 """A free-node timeline: how many nodes of one cluster are predicted free from each time on.
 
 The SD-Policy and KOALA schedulers keep their own small availability map here (the shared
-``hpcgym.baselines.profile`` was being written at the same time). It is a step function kept as
+``hpcgym.baselines.availability`` was being written at the same time). It is a step function kept as
 two parallel lists, ``times`` ascending and ``free[i]`` holding on ``[times[i], times[i + 1])``;
 the last step lasts forever. Every operation is linear in the number of steps.
 """

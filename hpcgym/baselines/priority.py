@@ -64,8 +64,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from hpcgym.baselines.availability import shadow
 from hpcgym.baselines.base import BaseScheduler, estimated_end, runtime_estimate, single_cluster
-from hpcgym.baselines.profile import shadow
 from hpcgym.errors import SpecError
 from hpcgym.sim import EventType, Job, JobSpec, Simulator
 

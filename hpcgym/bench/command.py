@@ -43,7 +43,7 @@ from hpcgym.bench.cells import (
 )
 from hpcgym.bench.evaluate import kill_rule
 from hpcgym.bench.judged import episodes_note
-from hpcgym.bench.policies import pickled_agent, policy_kind
+from hpcgym.bench.policy_names import pickled_agent, policy_kind
 from hpcgym.bench.report import (
     best_heuristic_line,
     check_job_table,

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from hpcgym.baselines import make as make_baseline
-from hpcgym.bench.policies import ON_ENV, make_env_policy, policy_kind
+from hpcgym.bench.policy_names import ON_ENV, make_env_policy, policy_kind
 from hpcgym.cli_checks import read_text_file
 from hpcgym.envs.episodes import env_config, episode_for
 from hpcgym.envs.render import GanttLog, render_gantt
@@ -270,7 +270,7 @@ def run_episode(
     *,
     gantt: bool | str = False,
 ) -> EpisodeOutcome:
-    """Run ``policy`` (a name of :mod:`hpcgym.bench.policies`) on episode ``seed`` of ``env_id``.
+    """Run ``policy`` (a :mod:`~hpcgym.bench.policy_names` name) on episode ``seed`` of ``env_id``.
 
     Args:
         policy: ``advance``, ``random``, a baseline name, a saved agent's path or a score

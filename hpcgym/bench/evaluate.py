@@ -18,7 +18,7 @@ import pandas as pd
 from hpcgym.atomic import write_csv
 from hpcgym.bench.axes import DOMINATED, columns, dominated_on_response, objective_of, with_axes
 from hpcgym.bench.episode import forced_kill_rule, run_episode
-from hpcgym.bench.policies import policy_kind, policy_label, policy_labels, trust_pickled
+from hpcgym.bench.policy_names import policy_kind, policy_label, policy_labels, trust_pickled
 from hpcgym.cli_checks import at_least, env_kwargs_arg, known_env_id, writable_file
 from hpcgym.envs.episodes import env_config
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from hpcgym._version import __version__
-from hpcgym.bench.policies import policy_kind, sweep_members
+from hpcgym.bench.policy_names import policy_kind, sweep_members
 from hpcgym.bench.scenarios import Scenario, check_seeds
 from hpcgym.cli_checks import read_text_file
 from hpcgym.errors import SpecError

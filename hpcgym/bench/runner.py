@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from hpcgym.bench.episode import run_episode, score_scheduler
-from hpcgym.bench.policies import (
+from hpcgym.bench.policy_names import (
     policy_kind,
     policy_label,
     policy_labels,

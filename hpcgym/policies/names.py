@@ -10,7 +10,7 @@ A policy name is, in the order checked:
   the adapter (:class:`~hpcgym.policies.adapted.BaselinePolicy`, strict).
 
 Saved agents, score agents and seed sweeps are names of the layers above (paths on disk); the
-benchmark's resolver (``hpcgym.bench.policies``) tries them after these.
+benchmark's resolver (``hpcgym.bench.policy_names``) tries them after these.
 """
 
 from __future__ import annotations

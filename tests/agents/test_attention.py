@@ -13,7 +13,7 @@ from agent_helpers import ENV_ID, KWARGS, greedy_actions
 
 import hpcgym  # noqa: F401
 from hpcgym.agents import load_agent, make_agent, save_agent
-from hpcgym.agents.rl.policies import (
+from hpcgym.agents.rl.networks import (
     JobAttentionExtractor,
     JobAttentionPolicy,
     JobScoringExtractor,

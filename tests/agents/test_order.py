@@ -29,7 +29,7 @@ from hpcgym.agents.order import (
 from hpcgym.baselines.evolving.online import EvolvingListScheduler
 from hpcgym.bench import scenarios
 from hpcgym.bench.command import run_bench
-from hpcgym.bench.policies import make_env_policy, policy_kind, policy_label
+from hpcgym.bench.policy_names import make_env_policy, policy_kind, policy_label
 from hpcgym.cli import main
 from hpcgym.envs.episodes import episode_for
 from hpcgym.errors import SpecError

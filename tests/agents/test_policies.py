@@ -8,7 +8,7 @@ import torch as th
 
 import hpcgym  # noqa: F401
 from hpcgym.agents.rl.guard import RECONFIG_FEATURE, DecisionGuard, ResizeBudget
-from hpcgym.agents.rl.policies import JobScoringExtractor, menu_blocks
+from hpcgym.agents.rl.networks import JobScoringExtractor, menu_blocks
 from hpcgym.errors import SpecError
 
 

@@ -26,7 +26,7 @@ from hpcgym.agents.saved import load_agent
 from hpcgym.agents.score import ScoreCard
 from hpcgym.bench import scenarios
 from hpcgym.bench.command import run_bench
-from hpcgym.bench.policies import policy_kind, sweep_members
+from hpcgym.bench.policy_names import policy_kind, sweep_members
 from hpcgym.cli import build_parser
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"

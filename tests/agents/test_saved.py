@@ -17,7 +17,7 @@ import hpcgym
 from hpcgym.agents import load_agent, make_agent, save_agent
 from hpcgym.agents.rl.saved import AgentCard, card_for
 from hpcgym.bench.evaluate import evaluate
-from hpcgym.bench.policies import make_env_policy, policy_kind
+from hpcgym.bench.policy_names import make_env_policy, policy_kind
 from hpcgym.cli import main
 from hpcgym.errors import SpecError
 
@@ -169,7 +169,7 @@ def test_a_trusted_pickled_agent_loads_and_converts_to_the_safe_form(
 def test_make_agent_builds_the_job_scoring_policy_and_direct_construction_says_how() -> None:
     from sb3_contrib import MaskablePPO
 
-    from hpcgym.agents.rl.policies import JobScoringPolicy
+    from hpcgym.agents.rl.networks import JobScoringPolicy
 
     env = gym.make(ENV_ID, **KWARGS)
     torch.set_num_threads(2)

@@ -24,7 +24,7 @@ from hpcgym.agents.score import (
 from hpcgym.baselines.priority import EasyPriority, PriorityReserve
 from hpcgym.bench import scenarios
 from hpcgym.bench.command import run_bench
-from hpcgym.bench.policies import make_env_policy, policy_kind, policy_label
+from hpcgym.bench.policy_names import make_env_policy, policy_kind, policy_label
 from hpcgym.cli import main
 from hpcgym.envs.episodes import env_config, episode_for
 from hpcgym.errors import SpecError

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hpcgym.baselines.evolving.profile import EvolutionProfile as EP
+from hpcgym.baselines.evolving.evolution_profile import EvolutionProfile as EP
 from hpcgym.errors import SpecError
 
 steps = st.lists(
@@ -156,7 +156,7 @@ def test_simplify_keeps_function(ep: EP) -> None:
 def test_docstring_examples() -> None:
     import doctest
 
-    import hpcgym.baselines.evolving.profile as module
+    import hpcgym.baselines.evolving.evolution_profile as module
 
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hpcgym.baselines.evolving.evolution_profile import EvolutionProfile as EP
 from hpcgym.baselines.evolving.fit import is_feasible, step_limits
 from hpcgym.baselines.evolving.list_scheduling import (
     VARIANTS,
@@ -21,7 +22,6 @@ from hpcgym.baselines.evolving.online import (
     SortedListScheduler,
     evolving_factories,
 )
-from hpcgym.baselines.evolving.profile import EvolutionProfile as EP
 from hpcgym.errors import SpecError
 from hpcgym.sim import JobKind, JobSpec, Platform, Simulator
 from hpcgym.workloads.evolving import generate_klein

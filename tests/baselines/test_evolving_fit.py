@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hpcgym.baselines.evolving.evolution_profile import EvolutionProfile as EP
 from hpcgym.baselines.evolving.fit import (
     base_fit,
     earliest_starts,
@@ -16,7 +17,6 @@ from hpcgym.baselines.evolving.fit import (
     rigid_fit,
     step_limits,
 )
-from hpcgym.baselines.evolving.profile import EvolutionProfile as EP
 from hpcgym.errors import SpecError
 
 NNODES = 6

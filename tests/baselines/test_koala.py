@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from hpcgym.baselines.koala.policies import (
+from hpcgym.baselines.koala.malleability import (
     Policy,
     accept_grow,
     accept_shrink,

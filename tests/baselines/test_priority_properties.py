@@ -2,7 +2,7 @@
 
 The oracle computes, from scratch, the earliest time at which the running jobs' estimated
 ends leave enough nodes for the chosen job (a sweep over those ends, independent of
-``hpcgym.baselines.profile.shadow``). It is evaluated on the pass where the job first blocks.
+``hpcgym.baselines.availability.shadow``). It is evaluated on the pass where the job first blocks.
 
 - With estimates that bound run times, the chosen job starts no later than that time.
 - With exact estimates it starts exactly then, as it would without backfilling: the first job

@@ -10,7 +10,7 @@ import pytest
 import hpcgym  # noqa: F401
 from hpcgym.bench.episode import run_episode
 from hpcgym.bench.evaluate import evaluate
-from hpcgym.bench.policies import policy_kind
+from hpcgym.bench.policy_names import policy_kind
 from hpcgym.cli import main
 from hpcgym.envs.episodes import episode_for
 from hpcgym.errors import SpecError

@@ -15,7 +15,7 @@ from hpcgym.agents.rl.saved import card_for
 from hpcgym.bench import scenarios
 from hpcgym.bench.command import run_bench
 from hpcgym.bench.evaluate import evaluate
-from hpcgym.bench.policies import make_env_policy, policy_kind, policy_label, sweep_members
+from hpcgym.bench.policy_names import make_env_policy, policy_kind, policy_label, sweep_members
 from hpcgym.errors import SpecError
 
 ENV_ID, KWARGS = "hpcgym/Malleable-v0", {"n_jobs": 16}
@@ -91,7 +91,7 @@ def test_two_agents_with_one_file_name_get_labels_that_tell_them_apart(
 ) -> None:
     import shutil
 
-    from hpcgym.bench.policies import policy_labels
+    from hpcgym.bench.policy_names import policy_labels
     from hpcgym.bench.runner import plan
 
     for run in ("a", "b"):

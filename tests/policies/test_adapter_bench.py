@@ -8,7 +8,7 @@ import pytest
 import hpcgym  # noqa: F401
 from hpcgym.bench.episode import run_episode
 from hpcgym.bench.evaluate import evaluate
-from hpcgym.bench.policies import make_env_policy, policy_kind
+from hpcgym.bench.policy_names import make_env_policy, policy_kind
 from hpcgym.errors import SpecError
 from hpcgym.policies.adapted import NotExpressible
 

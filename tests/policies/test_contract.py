@@ -166,7 +166,7 @@ def test_names_of_the_policy_layer():
 def test_the_moved_names_keep_their_old_import_paths():
     import hpcgym.baselines as baselines
     import hpcgym.baselines.adapter as old_adapter
-    import hpcgym.bench.policies as bench_policies
+    import hpcgym.bench.policy_names as bench_policies
     import hpcgym.policies as policies
     from hpcgym.agents.rl.env_policy import AgentPolicy
 

@@ -125,3 +125,16 @@ def test_numpy_integer_job_ids_are_ids_on_either_build():
     assert sim.counts == before
     sim.reject(np.uint8(2))
     assert sim.jobs[2].state.value == "rejected"
+
+
+def test_a_leftover_extension_of_a_module_no_longer_compiled_is_reported(tmp_path):
+    # hpcgym.baselines.profile became an alias of availability: an old build's extension of it
+    # would be imported instead of the alias.
+    pkg = tmp_path / "hpcgym" / "baselines"
+    pkg.mkdir(parents=True)
+    (pkg / "profile.py").write_text("")
+    assert stale_extensions(tmp_path) == []
+    (pkg / f"profile{EXTENSION_SUFFIXES[0]}").write_bytes(b"")
+    assert stale_extensions(tmp_path) == ["hpcgym.baselines.profile"]
+    with pytest.warns(RuntimeWarning, match=r"hpcgym\.baselines\.profile is no longer compiled"):
+        warn_if_stale(tmp_path)

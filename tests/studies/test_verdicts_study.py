@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from hpcgym.bench import scenarios
-from hpcgym.bench.policies import policy_kind
+from hpcgym.bench.policy_names import policy_kind
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "studies"))

@@ -2,7 +2,7 @@
 
 - training: :mod:`~hpcgym.agents.rl.train` (``hpcgym train``:
   :mod:`~hpcgym.agents.rl.train_command`; seed sweeps: :mod:`~hpcgym.agents.rl.sweep`), the
-  learner :mod:`~hpcgym.agents.rl.lean_ppo`, the networks :mod:`~hpcgym.agents.rl.policies`
+  learner :mod:`~hpcgym.agents.rl.lean_ppo`, the networks :mod:`~hpcgym.agents.rl.networks`
   (built by :mod:`~hpcgym.agents.rl.make`), vectorised envs :mod:`~hpcgym.agents.rl.vec`, the
   resize guard :mod:`~hpcgym.agents.rl.guard`, relative rewards
   :mod:`~hpcgym.agents.rl.reference`, imitation pre-training :mod:`~hpcgym.agents.rl.imitation`,

@@ -33,7 +33,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.utils import obs_as_tensor
 from stable_baselines3.common.vec_env import VecEnv
 
-from hpcgym.agents.rl.policies import JobScoringExtractor, JobScoringPolicy
+from hpcgym.agents.rl.networks import JobScoringExtractor, JobScoringPolicy
 
 MASKED_LOGIT = -1e8
 """The logit of a masked entry (sb3-contrib's ``HUGE_NEG``)."""

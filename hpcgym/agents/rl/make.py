@@ -68,7 +68,7 @@ def make_agent(
     """
     import torch
 
-    from hpcgym.agents.rl import policies
+    from hpcgym.agents.rl import networks
     from hpcgym.agents.rl.saved import HPCGYM_POLICIES
 
     cls = algorithm_class(algo)
@@ -80,7 +80,7 @@ def make_agent(
         torch.set_num_threads(max(1, threads))
     chosen = default_policy(algo, env) if policy is None else policy
     pkw = dict(policy_kwargs or {})
-    ours = {name: getattr(policies, name) for name in HPCGYM_POLICIES}
+    ours = {name: getattr(networks, name) for name in HPCGYM_POLICIES}
     name = next((n for n, c in ours.items() if chosen in (n, c)), None)
     if name is not None:
         if algo != "maskable_ppo":

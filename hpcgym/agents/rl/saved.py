@@ -62,7 +62,7 @@ def algorithm_class(algo: str) -> Any:
 
 
 HPCGYM_POLICIES = ("JobScoringPolicy", "JobAttentionPolicy")
-"""hpcgym's own policy classes (``hpcgym.agents.rl.policies``), MaskablePPO only."""
+"""hpcgym's own policy classes (``hpcgym.agents.rl.networks``), MaskablePPO only."""
 
 
 def policy_class(algo: str, name: str) -> Any:
@@ -72,9 +72,9 @@ def policy_class(algo: str, name: str) -> Any:
         SpecError: ``name`` is neither (a card naming any other class is refused, not imported).
     """
     if name in HPCGYM_POLICIES:
-        from hpcgym.agents.rl import policies
+        from hpcgym.agents.rl import networks
 
-        return getattr(policies, name)
+        return getattr(networks, name)
     aliases: dict[str, Any] = dict(algorithm_class(algo).policy_aliases)
     if name not in aliases:
         known = ", ".join([*HPCGYM_POLICIES, *aliases])
@@ -91,10 +91,10 @@ def policy_name(algo: str, policy: Any) -> str:
     if isinstance(policy, str):
         policy_class(algo, policy)
         return policy
-    from hpcgym.agents.rl import policies
+    from hpcgym.agents.rl import networks
 
     for name in HPCGYM_POLICIES:
-        if policy is getattr(policies, name):
+        if policy is getattr(networks, name):
             return name
     for name, cls in algorithm_class(algo).policy_aliases.items():
         if cls is policy:

@@ -2,7 +2,7 @@
 
 The paper: "Towards scheduling evolving applications".
 
-- :mod:`~hpcgym.baselines.evolving.profile`: evolution profiles and their algebra.
+- :mod:`~hpcgym.baselines.evolving.evolution_profile`: evolution profiles and their algebra.
 - :mod:`~hpcgym.baselines.evolving.fit`: the fit functions (the paper's Algorithm 2).
 - :mod:`~hpcgym.baselines.evolving.list_scheduling`: the offline list scheduler and its variants.
 - :mod:`~hpcgym.baselines.evolving.online`: the online scheduler that runs a plan on the engine.
@@ -10,9 +10,9 @@ The paper: "Towards scheduling evolving applications".
 Docs: ``docs/baselines-evolving.md``; the paper check: ``docs/papers-evolving.md``.
 """
 
+from hpcgym.baselines.evolving.evolution_profile import EvolutionProfile
 from hpcgym.baselines.evolving.list_scheduling import VARIANTS, list_schedule
 from hpcgym.baselines.evolving.online import EvolvingListScheduler, evolving_factories
-from hpcgym.baselines.evolving.profile import EvolutionProfile
 
 __all__ = [
     "VARIANTS",

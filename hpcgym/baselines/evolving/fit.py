@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from hpcgym.baselines.evolving.profile import EvolutionProfile
+from hpcgym.baselines.evolving.evolution_profile import EvolutionProfile
 from hpcgym.errors import SpecError
 
 _FENCE = 1e15

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hpcgym.baselines.evolving.evolution_profile import EvolutionProfile
 from hpcgym.baselines.evolving.fit import base_fit, rigid_fit
-from hpcgym.baselines.evolving.profile import EvolutionProfile
 from hpcgym.errors import SpecError
 from hpcgym.sim import JobKind, JobSpec
 

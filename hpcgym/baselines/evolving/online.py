@@ -33,6 +33,7 @@ from functools import partial
 from typing import Any
 
 from hpcgym.baselines.base import BaseScheduler
+from hpcgym.baselines.evolving.evolution_profile import EvolutionProfile
 from hpcgym.baselines.evolving.fit import earliest_starts, step_limits
 from hpcgym.baselines.evolving.list_scheduling import (
     VARIANTS,
@@ -41,7 +42,6 @@ from hpcgym.baselines.evolving.list_scheduling import (
     requested_ep,
     variant,
 )
-from hpcgym.baselines.evolving.profile import EvolutionProfile
 from hpcgym.errors import SpecError
 from hpcgym.sim import EventType, Job, Simulator
 

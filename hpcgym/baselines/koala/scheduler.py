@@ -9,7 +9,7 @@ size it accepts that fits. Each scan that leaves a job unplaced is one *try*; af
 no hpcgym workload has: it is not applicable and refused with a clear error.
 
 **Malleability manager** (section 5.2), per cluster, with the FPSMA or EGS policy
-(``hpcgym.baselines.koala.policies``):
+(``hpcgym.baselines.koala.malleability``):
 
 - **PRA** (precedence to running applications): idle processors first grow the running malleable
   jobs; waiting jobs are placed with what is left, i.e. only once no running job can grow; what
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from hpcgym.baselines.base import BaseScheduler
-from hpcgym.baselines.koala.policies import Policy, accept_grow, grow, shrink, shrinkable
+from hpcgym.baselines.koala.malleability import Policy, accept_grow, grow, shrink, shrinkable
 from hpcgym.errors import SpecError
 from hpcgym.sim import Job, JobKind, JobState, Simulator
 
