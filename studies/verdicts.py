@@ -28,7 +28,7 @@ import pandas as pd
 
 from hpcgym.bench import scenarios
 from hpcgym.bench.judged import episodes_note
-from hpcgym.bench.policies import policy_label
+from hpcgym.bench.policy_names import policy_label
 from hpcgym.bench.verdicts import table_lines
 from hpcgym.envs.episodes import env_config
 
