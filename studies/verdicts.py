@@ -1,14 +1,16 @@
 """The verdict tables of ``docs/results.md``: every judged preset, its agents, its best heuristic.
 
-Run: ``python studies/verdicts.py [--preset NAME ...] [--out DIR] [--write]``. For each preset
-below it runs, as a user would, ``hpcgym bench --scenario S --with-defaults --policy A ...`` on
-each of its judged scenarios (every heuristic and reference rule of the scenario plus the
-shipped agents), resumable (``--resume``: an interrupted study continues where it stopped), and
-reads the run's ``verdicts.csv`` (``hpcgym.bench.verdicts``: method, objective interval, mean
-response, worst job, win rate over the scenario's best heuristic named on validation, verdict by
-the interval rule). It prints one table per preset; with ``--write`` it rewrites the section
-``## Verdicts per preset`` of ``docs/results.md``. Each table keeps the agents, the best
-heuristic, and every other policy whose verdict is not ``loses``.
+Run: ``python studies/verdicts.py [--preset NAME ...] [--scenario NAME ...] [--out DIR]
+[--write]``. For each preset below it runs, as a user would, ``hpcgym bench --scenario S
+--with-defaults --policy A ...`` on each of its judged scenarios (every heuristic and reference
+rule of the scenario plus the shipped agents; with ``--scenario``, only the named ones, the
+others' finished runs shown as they are), resumable (``--resume``: an interrupted study
+continues where it stopped), and reads the run's ``verdicts.csv`` (``hpcgym.bench.verdicts``:
+method, objective interval, mean response, worst job, win rate over the scenario's best
+heuristic named on validation, verdict by the interval rule). It prints one table per preset;
+with ``--write`` it rewrites the section ``## Verdicts per preset`` of ``docs/results.md``. Each
+table keeps the agents, the best heuristic, and every other policy whose verdict is not
+``loses``.
 
 The agents are the shipped ones (``agents/``, their cards say how each was trained); a scenario
 marked *cross-trace* plays a trace the agents never trained on.
@@ -73,7 +75,10 @@ PRESETS = {
         ),
         Preset(
             "rlscheduler-reserve",
-            (Judged("rlsched-synlublin-large-v0"),),
+            (
+                Judged("rlsched-synlublin-large-v0"),
+                Judged("rlsched-sdsc-sp2-cross-v0", cross_trace=True),
+            ),
             (
                 "agents/rlsched-nobf-1m-relf1@best",
                 "agents/score-rlsched-nobf",
@@ -82,7 +87,10 @@ PRESETS = {
         ),
         Preset(
             "rlscheduler-reserve-bf",
-            (Judged("rlsched-synlublin-bf-large-v0"),),
+            (
+                Judged("rlsched-synlublin-bf-large-v0"),
+                Judged("rlsched-sdsc-sp2-bf-cross-v0", cross_trace=True),
+            ),
             (
                 "agents/rlsched-bf-1m-relf1@best",
                 "agents/score-rlsched-bf",
@@ -93,7 +101,10 @@ PRESETS = {
         ),
         Preset(
             "evolving",
-            (Judged("evolving-klein-large-v1"),),
+            (
+                Judged("evolving-klein-large-v1"),
+                Judged("evolving-klein-wide-v0", cross_trace=True),
+            ),
             ("agents/evolving-bc-infx-kind@best", "agents/evolving-order"),
         ),
         Preset("shared", (Judged("shared-dfrs-v1"),), ()),
@@ -229,13 +240,26 @@ def main() -> None:
         action="store_true",
         help="rewrite the docs/results.md section after each preset, from every finished run",
     )
+    ap.add_argument(
+        "--scenario",
+        action="append",
+        choices=sorted({j.scenario for p in PRESETS.values() for j in p.scenarios}),
+        help="run only this judged scenario of the chosen presets (repeatable; the others' "
+        "finished runs are shown as they are)",
+    )
     args = ap.parse_args()
     chosen = [PRESETS[n] for n in (args.preset or PRESETS)]
     for preset in chosen:
+        judged = [j.scenario for j in preset.scenarios]
+        if args.scenario and not set(args.scenario) & set(judged):
+            continue
         tables = {
-            j.scenario: run_scenario(j.scenario, preset.agents, args.out) for j in preset.scenarios
+            s: run_scenario(s, preset.agents, args.out)
+            if not args.scenario or s in args.scenario
+            else finished(s, preset.agents, args.out)
+            for s in judged
         }
-        print(markdown(preset, dict(tables), args.out), flush=True)
+        print(markdown(preset, tables, args.out), flush=True)
         if args.write:
             write_all(args.out)
 

@@ -97,6 +97,21 @@ def disjoint_starts(env_id: str, env_kwargs: Mapping[str, Any]) -> tuple[int, ..
     return starts(env_id, env_kwargs)
 
 
+UNSEEN_SPLITS = ("train", "test")
+"""The splits an ``"unseen"`` scenario plays: the whole trace outside its validation split."""
+
+
+def unseen_starts(env_id: str, env_kwargs: Mapping[str, Any]) -> tuple[int, ...]:
+    """Every disjoint window of the trace outside its validation split: train's, then test's.
+
+    The episodes of a cross-trace scenario whose agents never trained on the trace: its train
+    split is as new to them as its test split, and its validation split stays held out to name
+    the best heuristic. No window crosses a split boundary, so no two episodes share a job.
+    """
+    parts = (disjoint_starts(env_id, {**env_kwargs, "split": split}) for split in UNSEEN_SPLITS)
+    return tuple(s for part in parts for s in part)
+
+
 def best_of(means: Mapping[str, float]) -> str:
     """The heuristic with the lowest value in ``means`` (policy -> objective), ties by name.
 
@@ -116,6 +131,11 @@ def episodes_note(scenario: Any) -> str:
     cfg = env_config(scenario.env_id, dict(scenario.env_kwargs))
     if scenario.windows == "disjoint":
         return f"{n} per policy, every disjoint window of the split: no two share a job"
+    if scenario.windows == "unseen":
+        return (
+            f"{n} per policy, every disjoint window of the trace outside its validation split "
+            "(a trace the agents never trained on): no two share a job"
+        )
     if cfg.episode == "seeded":
         return (
             f"{n} per policy, generated cases, each from a generator seed drawn for it; "

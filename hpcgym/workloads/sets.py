@@ -28,7 +28,7 @@ from hpcgym.workloads.convert import (
 )
 from hpcgym.workloads.dfrs import annotate_dfrs, hpc2n_dfrs
 from hpcgym.workloads.elastic import RHO_HIGH, RHO_LOW, RHO_MEDIUM, ElasticConfig, annotate_elastic
-from hpcgym.workloads.evolving import generate_klein
+from hpcgym.workloads.evolving import KleinParams, generate_klein
 from hpcgym.workloads.koala import generate_koala
 from hpcgym.workloads.lublin import generate_lublin
 from hpcgym.workloads.registry import (
@@ -255,6 +255,23 @@ register(
         "synthetic/evolving-klein-v0",
         "Klein-Perez evolving test case (seed k = case k): 15-20 apps, 1-10 steps, 75 nodes",
         lambda seed, opts: generate_klein(seed),
+        allocation="node",
+    )
+)
+
+
+KLEIN_WIDE = KleinParams(apps=(30, 40), nodes=(1, 150), cluster_nodes=150)
+"""The wide Klein-Perez setting: twice the machine and twice the applications of the paper's
+cases (steps and durations as the paper draws them), so the load per node stays near theirs.
+**Choice** (issue 41, item 4): no public trace records evolution profiles, so the evolving
+agents' cross-trace test is a case distribution none of them trained on: this one."""
+
+register(
+    WorkloadSet(
+        "synthetic/evolving-klein-wide-v0",
+        "Klein-Perez evolving test case, twice as wide: 30-40 apps, 1-10 steps of 1-150 nodes, "
+        "150 nodes",
+        lambda seed, opts: generate_klein(seed, KLEIN_WIDE),
         allocation="node",
     )
 )

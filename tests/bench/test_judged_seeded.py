@@ -80,6 +80,9 @@ def test_on_multicluster_v1_growing_a_job_scores_below_one() -> None:
         "rigid-synlublin-large-v0",
         "rlsched-synlublin-large-v0",
         "rlsched-synlublin-bf-large-v0",
+        "rlsched-sdsc-sp2-cross-v0",
+        "rlsched-sdsc-sp2-bf-cross-v0",
+        "evolving-klein-wide-v0",
     ],
 )
 def test_the_named_best_heuristic_is_the_validation_argmin(name: str) -> None:

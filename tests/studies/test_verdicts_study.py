@@ -6,6 +6,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -103,3 +104,17 @@ def test_a_run_of_other_agents_is_set_aside_not_resumed(tmp_path: Path) -> None:
     assert not run.exists()
     kept = tmp_path / "malleable-small-v3.2026-11-27T213853Z"
     assert json.loads((kept / "run.json").read_text()) == record
+
+
+def test_scenario_runs_only_the_named_ones(tmp_path: Path, monkeypatch: Any, capsys: Any) -> None:
+    ran: list[str] = []
+    read: list[str] = []
+    monkeypatch.setattr(study, "run_scenario", lambda s, agents, out: ran.append(s))
+    monkeypatch.setattr(study, "finished", lambda s, agents, out: read.append(s))
+    monkeypatch.setattr(study, "markdown", lambda preset, tables, out: preset.name)
+    argv = ["verdicts.py", "--scenario", "rlsched-sdsc-sp2-cross-v0", "--out", str(tmp_path)]
+    monkeypatch.setattr(sys, "argv", argv)
+    study.main()
+    assert ran == ["rlsched-sdsc-sp2-cross-v0"]
+    assert read == ["rlsched-synlublin-large-v0"]  # the preset's other scenario: shown, not run
+    assert capsys.readouterr().out.strip() == "rlscheduler-reserve"
