@@ -189,7 +189,7 @@ def markdown(preset: Preset, tables: dict[str, pd.DataFrame | None], out: Path) 
                 f"**`{judged.scenario}`**: not run yet. Its command:",
                 "",
                 "```bash",
-                f"python studies/verdicts.py --preset {preset.name} --write",
+                f"python studies/verdicts.py --scenario {judged.scenario} --write",
                 "```",
                 "",
             ]

@@ -89,7 +89,8 @@ def test_a_scenario_without_a_finished_run_says_how_to_run_it(tmp_path: Path) ->
     assert study.finished("malleable-small-v3", preset.agents, out) is None
     text = study.markdown(preset, {}, out)
     assert text.count("not run yet") == len(preset.scenarios)
-    assert "python studies/verdicts.py --preset malleable --write" in text
+    for judged in preset.scenarios:
+        assert f"python studies/verdicts.py --scenario {judged.scenario} --write" in text
 
 
 def test_a_run_of_other_agents_is_set_aside_not_resumed(tmp_path: Path) -> None:
