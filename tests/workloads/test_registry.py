@@ -22,12 +22,18 @@ EXPECTED = {
     "swf/cea-curie-v0",
     "swf/hpc2n-dfrs-v0",
     "synthetic/evolving-klein-v0",
+    "synthetic/evolving-klein-wide-v0",
     "synthetic/lublin-dfrs-128-v0",
     "synthetic/lublin-256-v0",
     "synthetic/koala-mix-v0",
     "elastic/sdsc-sp2-mebf-v0",
 }
-SMALL = ["synthetic/evolving-klein-v0", "synthetic/koala-mix-v0", "synthetic/lublin-dfrs-128-v0"]
+SMALL = [
+    "synthetic/evolving-klein-v0",
+    "synthetic/evolving-klein-wide-v0",
+    "synthetic/koala-mix-v0",
+    "synthetic/lublin-dfrs-128-v0",
+]
 
 
 def test_builtin_sets_are_registered():
