@@ -585,20 +585,8 @@ def _rlsched_cross(
     name: str, backfill: bool, policies: tuple[str, ...], description: str, best: str
 ) -> Scenario:
     """A reserve-mode scenario over every disjoint 256-job SDSC SP2 window outside validation."""
-    from hpcgym.bench.judged import unseen_starts
-
     kwargs: dict[str, Any] = {**rlsched_kwargs("rlsched/sdsc-sp2-v0", backfill), "n_jobs": 256}
-    starts = unseen_starts("hpcgym/Rigid-v0", kwargs)
-    return Scenario(
-        name,
-        "hpcgym/Rigid-v0",
-        {**kwargs, "window_starts": starts},
-        seeds_for_starts(starts),
-        policies,
-        description,
-        windows="unseen",
-        best_heuristic=best,
-    )
+    return _disjoint(name, "hpcgym/Rigid-v0", kwargs, policies, description, best, "unseen")
 
 
 # The cross-trace tests' best heuristics, named on 2026-11-28 on their validation split (its 20
@@ -838,12 +826,16 @@ def _disjoint(
     policies: tuple[str, ...],
     description: str,
     best: str,
+    windows: str = "disjoint",
     **fields: Any,
 ) -> Scenario:
-    """A judged scenario over every disjoint window of ``kw``'s split, one seed per window."""
-    from hpcgym.bench.judged import disjoint_starts
+    """A judged scenario over every disjoint window of ``kw``'s split, one seed per window.
 
-    starts = disjoint_starts(env_id, kw)
+    With ``windows="unseen"``: every disjoint window of the trace outside its validation split.
+    """
+    from hpcgym.bench.judged import disjoint_starts, unseen_starts
+
+    starts = (unseen_starts if windows == "unseen" else disjoint_starts)(env_id, kw)
     return Scenario(
         name,
         env_id,
@@ -851,7 +843,7 @@ def _disjoint(
         seeds_for_starts(starts),
         policies,
         description,
-        windows="disjoint",
+        windows=windows,
         best_heuristic=best,
         **fields,
     )
