@@ -1,20 +1,14 @@
 """Drawing a rollout step's actions from the masked categorical in numpy.
 
-The same distribution as :func:`~hpcgym.agents.rl.masked_categorical.sample_masked` (the logits
-normalised, masked with ``MASKED_LOGIT``, normalised again), drawn by inverse transform from
-uniform numbers the caller supplies (from torch's generator, so a seed fixes the run).
+The same distribution as :func:`~hpcgym.agents.rl.masked_categorical.sample_masked` (the softmax
+of the logits over the legal entries), drawn by inverse transform from uniform numbers the caller
+supplies (from torch's generator, so a seed fixes the run).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from hpcgym.agents.rl.masked_categorical import MASKED_LOGIT
-
-
-def _log_normalise(x: np.ndarray) -> np.ndarray:
-    top = x.max(axis=1, keepdims=True)
-    return x - (top + np.log(np.exp(x - top).sum(axis=1, keepdims=True)))
 
 
 def sample_numpy(
@@ -22,7 +16,8 @@ def sample_numpy(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Actions (B,) drawn with ``uniform`` (B,) numbers in [0, 1), and their log-probabilities.
 
-    A masked entry has probability exactly zero: it is never drawn.
+    The softmax over the legal entries only: the masked entries' probability is exactly zero,
+    as it is (rounded) in the masked categorical, so a masked entry is never drawn.
 
     Raises:
         ValueError: A row has no legal entry.
@@ -30,14 +25,16 @@ def sample_numpy(
     legal = masks.reshape(logits.shape).astype(bool, copy=False)
     if not legal.any(axis=1).all():
         raise ValueError("an observation has no legal action")
-    log_p = _log_normalise(np.where(legal, _log_normalise(logits), np.float32(MASKED_LOGIT)))
-    cdf = np.cumsum(np.exp(log_p.astype(np.float64)), axis=1)
-    target = uniform * cdf[:, -1]
-    actions = (cdf <= target[:, None]).sum(axis=1)
+    z = np.where(legal, logits, -np.inf)
+    top = z.max(axis=1, keepdims=True)
+    weights = np.exp(z - top)
+    cdf = np.cumsum(weights, axis=1)
+    total = cdf[:, -1]
+    actions = (cdf <= (uniform * total)[:, None]).sum(axis=1)
     # float edge: a target at the very top falls past the last entry; take the last legal one
     past = actions >= logits.shape[1]
     if past.any():
         last = logits.shape[1] - 1 - np.argmax(legal[:, ::-1], axis=1)
         actions = np.where(past, last, actions)
     rows = np.arange(len(actions))
-    return actions, log_p[rows, actions]
+    return actions, (z[rows, actions] - top[:, 0]) - np.log(total)
