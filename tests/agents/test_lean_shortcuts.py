@@ -62,7 +62,9 @@ def _reference(policy: Any, obs: dict[str, th.Tensor]) -> tuple[th.Tensor, th.Te
 
 
 @pytest.mark.parametrize(("env_id", "kwargs"), CASES, ids=IDS)
-def test_shortcut_forwards_compute_the_policys_function(env_id: str, kwargs: dict[str, Any]) -> None:
+def test_shortcut_forwards_compute_the_policys_function(
+    env_id: str, kwargs: dict[str, Any]
+) -> None:
     model, env = _model(env_id, kwargs)
     policy = model.policy
     assert has_scoring_shortcut(policy)
@@ -90,7 +92,9 @@ def test_sparse_updates_give_the_policys_gradients(env_id: str, kwargs: dict[str
         policy.zero_grad()
         logits, values = forward(policy, obs)
         (logits.sin().sum() + values.square().sum()).backward()
-        grads.append({n: p.grad.clone() for n, p in policy.named_parameters() if p.grad is not None})
+        grads.append(
+            {n: p.grad.clone() for n, p in policy.named_parameters() if p.grad is not None}
+        )
     ref, fast = grads
     assert ref.keys() == fast.keys()
     for name in ref:

@@ -1,21 +1,25 @@
-"""``LeanMaskablePPO``: sb3-contrib's MaskablePPO with a cheaper rollout, the same numbers.
+"""``LeanMaskablePPO``: sb3-contrib's MaskablePPO, the same algorithm with less work per step.
 
-MaskablePPO's ``collect_rollouts`` spends most of a training's CPU time around the policy rather
-than in it: every step it builds two ``torch.distributions.Categorical`` objects (validated
-arguments, two normalisations), samples through them, and converts and copies tensors one env
-at a time. :class:`LeanMaskablePPO` runs the same computation directly:
+MaskablePPO spends most of a training's CPU time around the policy rather than in it: every
+rollout step and every minibatch builds two ``torch.distributions.Categorical`` objects
+(validated arguments, two normalisations), and tensors are converted and copied one env or one
+minibatch at a time. :class:`ExactMaskablePPO` runs the same computation directly:
 
 * one forward pass of the policy's own modules for all the envs (features, latents, value and
   logits, as ``MaskableActorCriticPolicy.forward``);
 * the masked categorical by hand, op for op as sb3-contrib's ``MaskableCategorical``
-  (:func:`masked_log_probs`), so the sampled actions draw the same numbers from torch's
-  generator and the stored log-probabilities and values are bit for bit the same;
-* each step written into the rollout buffer's arrays in place (:func:`store_step`: the values
-  ``add`` stores, without its copies);
-* callbacks, episode bookkeeping and the timeout bootstrap as MaskablePPO.
+  (:mod:`hpcgym.agents.rl.masked_categorical`), so the sampled actions draw the same numbers
+  from torch's generator and the stored log-probabilities and values are bit for bit the same;
+* each step written into the rollout buffer's arrays in place (:func:`store_step`);
+* the updates as :func:`hpcgym.agents.rl.lean_train.ppo_updates` (the same minibatches, losses
+  and gradients); callbacks, episode bookkeeping and the timeout bootstrap as MaskablePPO.
 
-The gradient updates are MaskablePPO's own ``train``. A training with this class and one with
-``MaskablePPO`` from the same seed give the same agent, bit for bit (``tests/agents``).
+A training with it and one with ``MaskablePPO`` from the same seed give the same agent, bit for
+bit (``tests/agents/test_lean_ppo.py``). :class:`LeanMaskablePPO`, the default learner, adds the
+job-scoring policy's shortcuts (:mod:`hpcgym.agents.rl.slot_scoring`): rollouts in numpy with
+actions drawn by inverse transform, updates over occupied slots only. Same function, same
+algorithm and hyperparameters, sums in another order: the same agent in distribution
+(``benchmarks/lean_distribution.py``), not bit for bit. Other policies take the exact path.
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 
-
 def sample_numpy(
     logits: np.ndarray, masks: np.ndarray, uniform: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
