@@ -1,17 +1,19 @@
-"""Training throughput: MaskablePPO steps per CPU-second, sb3-contrib's rollouts against hpcgym's.
+"""Training throughput: MaskablePPO steps per CPU-second, sb3-contrib's learner against hpcgym's.
 
 Run: ``python benchmarks/train_throughput.py [--timesteps N] [--rounds R] [--preset NAME ...]
 [--write]``. Each run is ``hpcgym.agents.rl.train.train`` with the shipped hyperparameters, in this
-process; the two learners (``--learner sb3``: sb3-contrib's ``MaskablePPO``; ``--learner lean``:
+process; the three learners (``--learner sb3``: sb3-contrib's ``MaskablePPO``; ``exact``:
+:class:`hpcgym.agents.rl.lean_ppo.ExactMaskablePPO`; ``lean``:
 :class:`hpcgym.agents.rl.lean_ppo.LeanMaskablePPO`, the default) run interleaved, round by round
-in alternating order (sb3 then lean, lean then sb3, ...), so a drift of the shared machine's
-speed falls on both. Every run of a preset has the same seed: the same work, and the two
-learners must give the same agent bit for bit (checked here on the saved weights).
+in alternating order (sb3, exact, lean, then lean, exact, sb3, ...), so a drift of the shared
+machine's speed falls on all. Every run of a preset has the same seed: the same work; ``exact``
+must give sb3-contrib's agent bit for bit (checked here on the saved weights), ``lean`` the same
+agent in distribution (``benchmarks/lean_distribution.py``), the same one at every run.
 
 Reported per preset: steps per CPU-second (``time.process_time`` of the process, which the
 other work on a shared machine disturbs far less than wall time) of each learner, the ratio
-lean / sb3 of each round's pair (median, min and max), and the CPU split of the lean runs
-(env: inside the VecEnv; updates: ``train()``; rollout learner: the rest), as
+sb3 / learner of each round's CPU times (median, min and max), and the CPU split of the sb3 and
+lean runs (env: inside the VecEnv; updates: ``train()``; rollout learner: the rest), as
 ``benchmarks/train_split.py`` splits it. With ``--write`` it rewrites the
 ``## Training throughput`` section of ``benchmarks/RESULTS.md``.
 """
@@ -37,7 +39,7 @@ import hpcgym  # noqa: F401  (registers the ids)
 from hpcgym.agents.rl.train import HYPERPARAMS, TrainConfig, load_hyperparams, train
 
 HEADING = "## Training throughput"
-LEARNERS = ("sb3", "lean")
+LEARNERS = ("sb3", "exact", "lean")
 
 
 @dataclass(frozen=True)
@@ -111,30 +113,34 @@ def measure(preset: Preset, timesteps: int, rounds: int) -> dict[str, list[Run]]
     return runs
 
 
+def _split(runs: list[Run]) -> str:
+    """Median env / updates / rollout-learner CPU seconds of ``runs``."""
+    median = statistics.median
+    return (
+        f"{median([r.env_cpu for r in runs]):.1f} / {median([r.update_cpu for r in runs]):.1f} / "
+        f"{median([r.cpu - r.env_cpu - r.update_cpu for r in runs]):.1f}"
+    )
+
+
+def _speed_up(base: list[Run], runs: list[Run]) -> str:
+    """Median (min-max) of the rounds' CPU-time ratios base / runs."""
+    ratios = [b.cpu / f.cpu for b, f in zip(base, runs, strict=True)]
+    return f"**{statistics.median(ratios):.2f}x** ({min(ratios):.2f}-{max(ratios):.2f})"
+
+
 def row(preset: Preset, runs: dict[str, list[Run]], load: float) -> str:
     """The table row of one preset."""
-    base, lean = runs["sb3"], runs["lean"]
-    ratios = [b.cpu / f.cpu for b, f in zip(base, lean, strict=True)]
-    same = len({r.weights for r in base + lean}) == 1
-
-    def median(values: list[float]) -> float:
-        return statistics.median(values)
-
-    split = (
-        f"{median([r.env_cpu for r in lean]):.1f} / {median([r.update_cpu for r in lean]):.1f} / "
-        f"{median([r.cpu - r.env_cpu - r.update_cpu for r in lean]):.1f}"
-    )
-    base_split = (
-        f"{median([r.env_cpu for r in base]):.1f} / {median([r.update_cpu for r in base]):.1f} / "
-        f"{median([r.cpu - r.env_cpu - r.update_cpu for r in base]):.1f}"
-    )
+    median = statistics.median
+    base, exact, lean = runs["sb3"], runs["exact"], runs["lean"]
+    same = len({r.weights for r in base + exact}) == 1
+    repeatable = len({r.weights for r in lean}) == 1
+    cpu = " | ".join(f"{median([r.cpu for r in runs[k]]):.2f}" for k in LEARNERS)
+    rate = " | ".join(f"{median([r.steps_per_cpu_second for r in runs[k]]):,.0f}" for k in LEARNERS)
     return (
-        f"| {preset.name} (`{preset.env_id}`) | {base[0].steps} "
-        f"| {median([r.cpu for r in base]):.2f} | {median([r.cpu for r in lean]):.2f} "
-        f"| {median([r.steps_per_cpu_second for r in base]):,.0f} "
-        f"| {median([r.steps_per_cpu_second for r in lean]):,.0f} "
-        f"| **{median(ratios):.2f}x** ({min(ratios):.2f}-{max(ratios):.2f}) "
-        f"| {base_split} | {split} | {'yes' if same else '**no**'} | {load:.1f} |"
+        f"| {preset.name} (`{preset.env_id}`) | {base[0].steps} | {cpu} | {rate} "
+        f"| {_speed_up(base, exact)} | {_speed_up(base, lean)} "
+        f"| {_split(base)} | {_split(lean)} | {'yes' if same else '**no**'} "
+        f"| {'yes' if repeatable else '**no**'} | {load:.1f} |"
     )
 
 
@@ -148,10 +154,11 @@ def main() -> int:
     args = parser.parse_args()
     names = args.preset or list(PRESETS)
     rows = [
-        "| preset | steps | CPU s, sb3 | CPU s, lean | steps/CPU-s, sb3 | steps/CPU-s, lean "
-        "| speed-up (range) | sb3 env / updates / rollout CPU s "
-        "| lean env / updates / rollout CPU s | same agent | load avg |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+        "| preset | steps | CPU s, sb3 | CPU s, exact | CPU s, lean | steps/CPU-s, sb3 "
+        "| steps/CPU-s, exact | steps/CPU-s, lean | speed-up, exact (range) "
+        "| speed-up, lean (range) | sb3 env / updates / rollout CPU s "
+        "| lean env / updates / rollout CPU s | exact = sb3 | lean repeatable | load avg |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|",
     ]
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     same_everywhere = True
@@ -159,7 +166,7 @@ def main() -> int:
         preset = PRESETS[name]
         warm(preset)
         runs = measure(preset, args.timesteps, args.rounds)
-        same_everywhere &= len({r.weights for rs in runs.values() for r in rs}) == 1
+        same_everywhere &= len({r.weights for r in runs["sb3"] + runs["exact"]}) == 1
         rows.append(row(preset, runs, os.getloadavg()[0]))
         print(rows[-1], flush=True)
     command = "python benchmarks/train_throughput.py" + (
@@ -175,14 +182,19 @@ def main() -> int:
             "policy, 2 envs, n_steps 512, batch 256, 4 epochs, 1 torch thread; rlsched-reserve: "
             "`hpcgym/agents/hyperparams/maskable_ppo_rlsched.yml`, RLScheduler's reserve mode "
             "with 128 queue slots), seed 0, in one process. *sb3*: sb3-contrib's `MaskablePPO` "
-            "(`hpcgym train --learner sb3`); *lean*: `hpcgym.agents.rl.lean_ppo.LeanMaskablePPO` "
-            "(the default), the same updates, rollouts without distribution objects and a direct "
-            f"forward pass. {args.rounds} rounds per preset, the two learners interleaved in "
-            "alternating order; medians, and the speed-up as the median (min-max) of the rounds' "
-            "CPU-time ratios sb3 / lean. CPU is the process's (`time.process_time`) over "
-            "`learn` (envs included, workload loaded before). *Same agent*: every run of the "
-            "preset, of both learners, saved the same weights (SHA-256 of "
-            "`agent.safetensors`).",
+            "(`hpcgym train --learner sb3`), the baseline; *exact*: "
+            "`hpcgym.agents.rl.lean_ppo.ExactMaskablePPO` (`--learner exact`): rollouts and "
+            "updates without distribution objects, the policy's own modules, sb3-contrib's "
+            "numbers bit for bit; *lean*: `LeanMaskablePPO` (the default): the same, plus the "
+            "job-scoring policy's shortcuts (numpy rollouts, the context's share of the slot "
+            "layer computed once, updates over occupied slots only): the same function and "
+            "algorithm summed in another order, the same agent in distribution (section *Lean "
+            f"learner, learning curves*). {args.rounds} rounds per preset, the learners "
+            "interleaved in alternating order; medians, and each speed-up as the median "
+            "(min-max) of the rounds' CPU-time ratios sb3 / learner. CPU is the process's "
+            "(`time.process_time`) over `learn` (envs included, workload loaded before). "
+            "*exact = sb3*: every sb3 and exact run of the preset saved the same weights (SHA-256 "
+            "of `agent.safetensors`); *lean repeatable*: every lean run saved the same weights.",
             "",
             *rows,
             "",

@@ -1,4 +1,7 @@
-"""LeanMaskablePPO: the same numbers as sb3-contrib's MaskablePPO, with less work per step."""
+"""ExactMaskablePPO: the same numbers as sb3-contrib's MaskablePPO, with less work per step.
+
+(``LeanMaskablePPO``'s job-scoring shortcuts, the same function in another order, are tested in
+``test_lean_shortcuts.py``.)"""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from sb3_contrib.common.maskable.distributions import MaskableCategorical
 
 import hpcgym  # noqa: F401
 from hpcgym.agents.rl.lean_ppo import (
+    ExactMaskablePPO,
     LeanMaskablePPO,
     masked_log_probs,
     sample_masked,
@@ -116,7 +120,7 @@ def test_store_step_writes_what_the_buffers_add_writes() -> None:
 
 def _runs(tmp_path: Path, **kwargs: Any) -> dict[str, Any]:
     runs = {}
-    for learner in ("sb3", "lean"):
+    for learner in ("sb3", "exact"):
         cfg = TrainConfig(
             seed=5,
             timesteps=512,
@@ -155,19 +159,19 @@ def _runs(tmp_path: Path, **kwargs: Any) -> dict[str, Any]:
     ],
     ids=["rigid", "malleable-truncated", "shared", "mlp", "attention", "rlsched-reserve"],
 )
-def test_lean_learner_trains_the_same_agent_as_sb3_contribs(
+def test_exact_learner_trains_the_same_agent_as_sb3_contribs(
     case: dict[str, Any], tmp_path: Path
 ) -> None:
     runs = _runs(tmp_path, **case)
     a, b = (dict(load_agent(r.agent)[0].policy.state_dict()) for r in runs.values())
     assert a.keys() == b.keys() and all(th.equal(a[k], b[k]) for k in a)
-    one, two = (pd.read_csv(tmp_path / v / "episodes.csv") for v in ("sb3", "lean"))
+    one, two = (pd.read_csv(tmp_path / v / "episodes.csv") for v in ("sb3", "exact"))
     assert len(one) >= 2
     pd.testing.assert_frame_equal(one, two)
     if "max_steps" in case["env_kwargs"]:
         assert one["truncated"].any()
-    timing = json.loads((tmp_path / "lean" / "timing.json").read_text())
-    assert timing["learner"] == "LeanMaskablePPO"
+    timing = json.loads((tmp_path / "exact" / "timing.json").read_text())
+    assert timing["learner"] == "ExactMaskablePPO"
     assert json.loads((tmp_path / "sb3" / "timing.json").read_text())["learner"] == "MaskablePPO"
 
 
@@ -189,7 +193,7 @@ def test_a_run_checkpointed_by_one_learner_resumes_with_the_other_to_the_same_ag
             **kw,
         )
 
-    whole = train(config("whole", "lean"))
+    whole = train(config("whole", "exact"))
     original = callbacks.EpisodeMetricsCallback._on_step
 
     def failing(self: callbacks.EpisodeMetricsCallback) -> bool:
@@ -201,13 +205,13 @@ def test_a_run_checkpointed_by_one_learner_resumes_with_the_other_to_the_same_ag
         m.setattr(callbacks.EpisodeMetricsCallback, "_on_step", failing)
         with pytest.raises(RuntimeError):
             train(config("cut", "sb3", checkpoint_every=128))
-    resumed = train(config("cut", "lean", checkpoint_every=128, resume=True))
+    resumed = train(config("cut", "exact", checkpoint_every=128, resume=True))
     assert resumed.resumed_from == 256 and resumed.timesteps == whole.timesteps
     a, b = (dict(load_agent(r.agent)[0].policy.state_dict()) for r in (whole, resumed))
     assert all(th.equal(a[k], b[k]) for k in a)
 
 
-def test_lean_rollouts_build_no_distribution_object(
+def test_lean_learners_build_no_distribution_object(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Each MaskableCategorical is built twice over (once unmasked, once masked): count them.
@@ -220,7 +224,7 @@ def test_lean_rollouts_build_no_distribution_object(
 
     monkeypatch.setattr(MaskableCategorical, "__init__", counting)
     counts = {}
-    for learner in ("sb3", "lean"):
+    for learner in ("sb3", "exact", "lean"):
         built["n"] = 0
         cfg = TrainConfig(
             env_id="hpcgym/Rigid-v0",
@@ -236,8 +240,8 @@ def test_lean_rollouts_build_no_distribution_object(
         counts[learner] = built["n"]
     rollouts = result.timesteps // (2 * TINY_HP["n_steps"])
     minibatches = rollouts * TINY_HP["n_epochs"] * (2 * TINY_HP["n_steps"] // TINY_HP["batch_size"])
-    assert counts["lean"] == minibatches  # the updates' only
-    assert counts["sb3"] == minibatches + result.timesteps // 2  # plus one per rollout step
+    assert counts["lean"] == counts["exact"] == 0
+    assert counts["sb3"] == minibatches + result.timesteps // 2  # one per update and rollout step
 
 
 def test_train_builds_the_lean_class_by_default_and_refuses_an_unknown_learner() -> None:
@@ -246,6 +250,11 @@ def test_train_builds_the_lean_class_by_default_and_refuses_an_unknown_learner()
     model, venv, _, _ = build(TrainConfig(env_id="hpcgym/Rigid-v0", env_kwargs={"n_jobs": 8}))
     venv.close()
     assert type(model) is LeanMaskablePPO
+    exact, venv, _, _ = build(
+        TrainConfig(env_id="hpcgym/Rigid-v0", env_kwargs={"n_jobs": 8}, learner="exact")
+    )
+    venv.close()
+    assert type(exact) is ExactMaskablePPO
     plain, venv, _, _ = build(
         TrainConfig(env_id="hpcgym/Rigid-v0", env_kwargs={"n_jobs": 8}, learner="sb3")
     )

@@ -1,21 +1,25 @@
-"""``LeanMaskablePPO``: sb3-contrib's MaskablePPO with a cheaper rollout, the same numbers.
+"""``LeanMaskablePPO``: sb3-contrib's MaskablePPO, the same algorithm with less work per step.
 
-MaskablePPO's ``collect_rollouts`` spends most of a training's CPU time around the policy rather
-than in it: every step it builds two ``torch.distributions.Categorical`` objects (validated
-arguments, two normalisations), samples through them, and converts and copies tensors one env
-at a time. :class:`LeanMaskablePPO` runs the same computation directly:
+MaskablePPO spends most of a training's CPU time around the policy rather than in it: every
+rollout step and every minibatch builds two ``torch.distributions.Categorical`` objects
+(validated arguments, two normalisations), and tensors are converted and copied one env or one
+minibatch at a time. :class:`ExactMaskablePPO` runs the same computation directly:
 
 * one forward pass of the policy's own modules for all the envs (features, latents, value and
   logits, as ``MaskableActorCriticPolicy.forward``);
 * the masked categorical by hand, op for op as sb3-contrib's ``MaskableCategorical``
-  (:func:`masked_log_probs`), so the sampled actions draw the same numbers from torch's
-  generator and the stored log-probabilities and values are bit for bit the same;
-* each step written into the rollout buffer's arrays in place (:func:`store_step`: the values
-  ``add`` stores, without its copies);
-* callbacks, episode bookkeeping and the timeout bootstrap as MaskablePPO.
+  (:mod:`hpcgym.agents.rl.masked_categorical`), so the sampled actions draw the same numbers
+  from torch's generator and the stored log-probabilities and values are bit for bit the same;
+* each step written into the rollout buffer's arrays in place (:func:`store_step`);
+* the updates as :func:`hpcgym.agents.rl.lean_train.ppo_updates` (the same minibatches, losses
+  and gradients); callbacks, episode bookkeeping and the timeout bootstrap as MaskablePPO.
 
-The gradient updates are MaskablePPO's own ``train``. A training with this class and one with
-``MaskablePPO`` from the same seed give the same agent, bit for bit (``tests/agents``).
+A training with it and one with ``MaskablePPO`` from the same seed give the same agent, bit for
+bit (``tests/agents/test_lean_ppo.py``). :class:`LeanMaskablePPO`, the default learner, adds the
+job-scoring policy's shortcuts (:mod:`hpcgym.agents.rl.slot_scoring`): rollouts in numpy with
+actions drawn by inverse transform, updates over occupied slots only. Same function, same
+algorithm and hyperparameters, sums in another order: the same agent in distribution
+(``benchmarks/lean_distribution.py``), not bit for bit. Other policies take the exact path.
 """
 
 from __future__ import annotations
@@ -33,32 +37,24 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.utils import obs_as_tensor
 from stable_baselines3.common.vec_env import VecEnv
 
+from hpcgym.agents.rl.lean_train import masked_log_prob_and_entropy, module_evaluate, ppo_updates
+from hpcgym.agents.rl.masked_categorical import (
+    MASKED_LOGIT,
+    masked_log_probs,
+    sample_masked,
+)
 from hpcgym.agents.rl.networks import JobScoringExtractor, JobScoringPolicy
+from hpcgym.agents.rl.numpy_rollout import sample_numpy
+from hpcgym.agents.rl.slot_scoring import NumpyScorer, has_scoring_shortcut, scoring_forward
 
-MASKED_LOGIT = -1e8
-"""The logit of a masked entry (sb3-contrib's ``HUGE_NEG``)."""
-
-
-def masked_log_probs(logits: th.Tensor, masks: th.Tensor) -> th.Tensor:
-    """Normalised log-probabilities of the masked categorical over ``logits`` (B, n).
-
-    The same ops in the same order as ``MaskableCategorical(logits=...)`` followed by
-    ``apply_masking(masks)``: normalise, mask with :data:`MASKED_LOGIT`, normalise again.
-    """
-    first = logits - logits.logsumexp(dim=-1, keepdim=True)
-    masked = th.where(masks, first, MASKED_LOGIT)  # a float32 scalar, exactly -1e8
-    return masked - masked.logsumexp(dim=-1, keepdim=True)
-
-
-def sample_masked(logits: th.Tensor, masks: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
-    """Actions (B,) drawn from the masked categorical, and their log-probabilities.
-
-    One ``torch.multinomial`` draw per row of the softmax, as ``Categorical.sample``.
-    """
-    log_p = masked_log_probs(logits, masks)
-    probs = th.softmax(log_p, dim=-1)
-    actions = th.multinomial(probs, 1, True).T.reshape(-1)
-    return actions, log_p.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+__all__ = [
+    "MASKED_LOGIT",
+    "ExactMaskablePPO",
+    "LeanMaskablePPO",
+    "masked_log_probs",
+    "sample_masked",
+    "store_step",
+]
 
 
 def store_step(
@@ -112,13 +108,39 @@ def _has_direct_inference(policy: Any) -> bool:
 
 
 class LeanMaskablePPO(MaskablePPO):
-    """MaskablePPO whose rollouts skip the distribution objects (see the module docstring).
+    """MaskablePPO without distribution objects, with the job-scoring policy's shortcuts.
 
     Discrete action spaces only (hpcgym's menus); with another space it falls back to
     MaskablePPO's own rollout. Callbacks find the step's ``actions``, ``values``,
     ``log_probs``, ``action_masks``, ``new_obs``, ``rewards``, ``dones`` and ``infos`` in
     ``self.locals`` (MaskablePPO hands over every local variable of its loop).
+
+    With hpcgym's :class:`~hpcgym.agents.rl.networks.JobScoringPolicy` (unless :attr:`exact`),
+    rollouts run the policy in numpy (:class:`~hpcgym.agents.rl.slot_scoring.NumpyScorer`) and
+    draw actions by inverse transform, and updates compute the logits and values with
+    :func:`~hpcgym.agents.rl.slot_scoring.scoring_forward`: the same function and algorithm,
+    summed in another order, so the agent learns the same in distribution, not bit for bit.
     """
+
+    exact = False
+    """``True``: every number as sb3-contrib's MaskablePPO has it (:class:`ExactMaskablePPO`)."""
+
+    def _shortcuts(self) -> bool:
+        """Whether rollouts and updates take the job-scoring policy's shortcuts."""
+        return not self.exact and has_scoring_shortcut(self.policy)
+
+    def train(self) -> None:
+        """MaskablePPO's updates, computed directly (:func:`.lean_train.ppo_updates`)."""
+        if self._shortcuts():
+            policy: Any = self.policy
+
+            def evaluate(obs: Any, actions: th.Tensor, masks: th.Tensor) -> tuple[Any, Any, Any]:
+                logits, values = scoring_forward(policy, obs)
+                return values, *masked_log_prob_and_entropy(logits, masks, actions)
+
+            ppo_updates(self, evaluate)
+        else:
+            ppo_updates(self, module_evaluate(self.policy))
 
     def _policy_step(self, obs: Any, masks: np.ndarray) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
         """Actions, values and log-probabilities of one batch of observations (no gradient)."""
@@ -169,11 +191,10 @@ class LeanMaskablePPO(MaskablePPO):
         callback.on_rollout_start()
         dones: Any = self._last_episode_starts
         new_obs: Any = self._last_obs
-        for _ in range(n_rollout_steps):
+        step = self._rollout_stepper(n_rollout_steps, env.num_envs)
+        for i in range(n_rollout_steps):
             action_masks = get_action_masks(env)
-            with th.inference_mode():  # no_grad without autograd's bookkeeping
-                actions_t, values, log_probs = self._policy_step(self._last_obs, action_masks)
-            actions = actions_t.numpy()
+            actions, values, log_probs = step(i, self._last_obs, action_masks)
             new_obs, rewards, dones, infos = env.step(actions)
             self.num_timesteps += env.num_envs
             callback.update_locals(
@@ -210,6 +231,31 @@ class LeanMaskablePPO(MaskablePPO):
         callback.on_rollout_end()
         return True
 
+    def _rollout_stepper(self, n_steps: int, n_envs: int) -> Any:
+        """``step(i, obs, masks) -> (actions, values, log_probs)`` for the rollout's step ``i``.
+
+        With the shortcuts: the policy in numpy, the actions drawn with uniforms taken from
+        torch's generator once per rollout. Else the policy's torch modules and
+        ``torch.multinomial``, as MaskablePPO draws.
+        """
+        if not self._shortcuts():
+
+            def torch_step(i: int, obs: Any, masks: np.ndarray) -> tuple[Any, Any, Any]:
+                with th.inference_mode():  # no_grad without autograd's bookkeeping
+                    actions, values, log_probs = self._policy_step(obs, masks)
+                return actions.numpy(), values, log_probs
+
+            return torch_step
+        scorer = NumpyScorer(self.policy)  # type: ignore[arg-type]
+        uniforms = th.rand(n_steps, n_envs, dtype=th.float64).numpy()
+
+        def numpy_step(i: int, obs: Any, masks: np.ndarray) -> tuple[Any, Any, Any]:
+            logits, values = scorer(obs)
+            actions, log_probs = sample_numpy(logits, masks, uniforms[i])
+            return actions, th.from_numpy(values).unsqueeze(1), th.from_numpy(log_probs)
+
+        return numpy_step
+
     def _bootstrap_timeouts(self, rewards: np.ndarray, dones: np.ndarray, infos: Any) -> None:
         """Add the discounted value of a truncated episode's last observation to its reward."""
         for i, done in enumerate(dones):
@@ -219,3 +265,13 @@ class LeanMaskablePPO(MaskablePPO):
                 obs = self.policy.obs_to_tensor(terminal)[0]
                 with th.no_grad():
                     rewards[i] += self.gamma * self.policy.predict_values(obs)[0]
+
+
+class ExactMaskablePPO(LeanMaskablePPO):
+    """:class:`LeanMaskablePPO` computing every number as sb3-contrib's MaskablePPO does.
+
+    The policy's own modules in rollouts and updates, ``torch.multinomial`` draws: a training
+    from the same seed gives sb3-contrib's agent bit for bit (``hpcgym train --learner exact``).
+    """
+
+    exact = True

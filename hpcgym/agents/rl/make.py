@@ -43,6 +43,7 @@ def make_agent(
     threads: int | None = DEFAULT_THREADS,
     device: str = "cpu",
     lean: bool = False,
+    exact: bool = False,
     **kwargs: Any,
 ) -> Any:
     """An SB3 / sb3-contrib agent for an hpcgym env, ready for ``learn``.
@@ -60,7 +61,9 @@ def make_agent(
             :data:`DEFAULT_THREADS`); ``None`` keeps torch's setting.
         device: torch device (the networks are small: the CPU is faster than a GPU round trip).
         lean: For MaskablePPO, :class:`~hpcgym.agents.rl.lean_ppo.LeanMaskablePPO` (cheaper
-            rollouts, the same agent bit for bit) instead of sb3-contrib's class.
+            rollouts and updates, the same agent in distribution) instead of sb3-contrib's class.
+        exact: With ``lean``, :class:`~hpcgym.agents.rl.lean_ppo.ExactMaskablePPO` instead
+            (sb3-contrib's agent bit for bit).
         **kwargs: The algorithm's arguments (``seed``, ``n_steps``, ``learning_rate``, ...).
 
     Raises:
@@ -73,9 +76,9 @@ def make_agent(
 
     cls = algorithm_class(algo)
     if lean and algo == "maskable_ppo":
-        from hpcgym.agents.rl.lean_ppo import LeanMaskablePPO
+        from hpcgym.agents.rl.lean_ppo import ExactMaskablePPO, LeanMaskablePPO
 
-        cls = LeanMaskablePPO
+        cls = ExactMaskablePPO if exact else LeanMaskablePPO
     if threads is not None:
         torch.set_num_threads(max(1, threads))
     chosen = default_policy(algo, env) if policy is None else policy

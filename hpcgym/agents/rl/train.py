@@ -31,9 +31,11 @@ dead workers are one-line errors and whose ``close`` ends every worker within se
 CPU only; torch runs on ``threads`` threads (default 1: the networks are small and the envs
 share the process, so on 2 cores more intra-op threads only contend).
 
-MaskablePPO runs as :class:`~hpcgym.agents.rl.lean_ppo.LeanMaskablePPO` (rollouts without
-sb3-contrib's distribution objects, the same agent bit for bit); ``--learner sb3`` runs
-sb3-contrib's own class, for comparison (``benchmarks/train_throughput.py``).
+MaskablePPO runs as :class:`~hpcgym.agents.rl.lean_ppo.LeanMaskablePPO` (no distribution
+objects; with the job-scoring policy, numpy rollouts and updates that skip empty slots: the same
+algorithm, the same agent in distribution); ``--learner exact`` runs
+:class:`~hpcgym.agents.rl.lean_ppo.ExactMaskablePPO` (sb3-contrib's agent bit for bit) and
+``--learner sb3`` sb3-contrib's own class, for comparison (``benchmarks/train_throughput.py``).
 """
 
 from __future__ import annotations
@@ -62,8 +64,9 @@ from hpcgym.provenance import git_commit
 
 HYPERPARAMS = Path(__file__).parent.parent / "hyperparams"
 """The shipped hyperparameter files (``hpcgym/agents/hyperparams/<algo>.yml``)."""
-LEARNERS = ("lean", "sb3")
-"""MaskablePPO rollout implementations of ``hpcgym train --learner`` (the same agent)."""
+LEARNERS = ("lean", "exact", "sb3")
+"""MaskablePPO implementations of ``hpcgym train --learner``: the same algorithm (``exact`` and
+``sb3`` the same agent bit for bit, ``lean`` in distribution)."""
 _OURS = (
     "n_envs",
     "n_timesteps",
@@ -129,8 +132,10 @@ class TrainConfig:
     """``mask`` (:class:`~hpcgym.agents.rl.vec.MaskVecEnv`), ``dummy`` or ``subproc`` (SB3's)."""
     threads: int = 1
     learner: str = "lean"
-    """MaskablePPO's rollouts: ``lean`` (:class:`~hpcgym.agents.rl.lean_ppo.LeanMaskablePPO`, the
-    same agent bit for bit, faster) or ``sb3`` (sb3-contrib's own, for comparison)."""
+    """MaskablePPO's implementation: ``lean`` (:class:`~hpcgym.agents.rl.lean_ppo.LeanMaskablePPO`,
+    the fastest, the same agent in distribution), ``exact``
+    (:class:`~hpcgym.agents.rl.lean_ppo.ExactMaskablePPO`, sb3-contrib's agent bit for bit) or
+    ``sb3`` (sb3-contrib's own, for comparison)."""
     progress: bool = False
     """Show a progress bar (only when stdout is a terminal)."""
     tensorboard: str | None = None
@@ -292,7 +297,8 @@ def build(cfg: TrainConfig) -> tuple[Any, Any, dict[str, Any], AgentCard]:
             policy=hp.get("policy"),
             policy_kwargs=dict(hp.get("policy_kwargs") or {}),
             threads=cfg.threads,
-            lean=cfg.learner == "lean",
+            lean=cfg.learner != "sb3",
+            exact=cfg.learner == "exact",
             seed=cfg.seed,
             verbose=cfg.verbose,
             tensorboard_log=None if tb is None else str(tb),

@@ -242,8 +242,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--learner",
         choices=training.LEARNERS,
         default="lean",
-        help="MaskablePPO's rollouts: lean (default; no distribution objects, one direct "
-        "forward pass) or sb3 (sb3-contrib's own); both give the same agent bit for bit",
+        help="MaskablePPO's implementation: lean (default; no distribution objects, numpy "
+        "rollouts and sparse updates for the job-scoring policy: the same agent in "
+        "distribution), exact (lean, but sb3-contrib's agent bit for bit) or sb3 "
+        "(sb3-contrib's own)",
     )
     p.add_argument(
         "--no-progress",

@@ -1,0 +1,217 @@
+"""The job-scoring policy's logits and values, computed with less work (the same function).
+
+:class:`~hpcgym.agents.rl.networks.JobScoringExtractor` concatenates the cluster summary ``ctx``
+to every slot and runs the slot network on every slot, empty or not. Two identities give the same
+numbers (up to float rounding) for much less arithmetic, which is where a training's gradient
+updates spend their time:
+
+* the first layer of a slot network, ``W [x, ctx] + b``, is ``W_x x + (W_ctx ctx + b)``: the
+  second term is computed once per observation instead of once per slot, and the slot part reads
+  the slot's own features only;
+* an empty slot's features are all zero, so its embedding is the same function of ``ctx`` for
+  every empty slot of an observation: :func:`scoring_forward` (``sparse=True``) runs the slot
+  network on the occupied slots only and once per observation for the empty ones.
+
+Pooling multiplies each embedding by the slot's first feature, which is zero for an empty slot:
+the sums over occupied slots are the same sums. Gradients flow to the same parameters through the
+same function. :class:`NumpyScorer` is the same computation in numpy for rollouts, where a
+handful of observations make torch's per-call overhead cost more than the arithmetic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch as th
+import torch.nn.functional as F
+
+from hpcgym.agents.rl.networks import JobScoringExtractor, JobScoringPolicy, _SplitLatent
+
+SLOT_GROUPS = ("queue", "running", "suspended")
+"""Observation keys of the slot groups, in the order their logits follow in the menu."""
+
+
+def has_scoring_shortcut(policy: Any) -> bool:
+    """Whether ``policy`` is the plain job-scoring policy, whose function this module computes."""
+    return (
+        isinstance(policy, JobScoringPolicy)
+        and policy.share_features_extractor
+        and type(policy.features_extractor) is JobScoringExtractor  # not a subclass's forward
+        and isinstance(policy.mlp_extractor, _SplitLatent)
+    )
+
+
+@dataclass(frozen=True)
+class _Group:
+    """One slot group's layers: slot network (two layers), score layer and its level split."""
+
+    key: str
+    body: tuple[Any, Any]
+    score: Any
+    levels: list[int]
+
+
+def _groups(extractor: JobScoringExtractor) -> list[_Group]:
+    groups = [
+        _Group("queue", (extractor.queue_body[0], extractor.queue_body[2]), extractor.queue_score,
+               extractor.q_levels),
+        _Group("running", (extractor.run_body[0], extractor.run_body[2]), extractor.run_score,
+               extractor.r_levels),
+    ]  # fmt: skip
+    if extractor.has_resume:
+        groups.append(
+            _Group(
+                "suspended",
+                (extractor.susp_body[0], extractor.susp_body[2]),
+                extractor.susp_score,
+                [1],
+            )
+        )
+    return groups
+
+
+def _split(scores: th.Tensor, levels: list[int]) -> list[th.Tensor]:
+    """Per-level blocks of ``scores`` (B, S, L), each (B, S * level), as the menu lays them out."""
+    parts, at = [], 0
+    for lv in levels:
+        parts.append(scores[..., at : at + lv].reshape(scores.shape[0], -1))
+        at += lv
+    return parts
+
+
+def _group_forward(
+    group: _Group, x: th.Tensor, ctx: th.Tensor, sparse: bool
+) -> tuple[th.Tensor | None, th.Tensor]:
+    """Scores (B, S, L) (``None`` without levels) and the pooled embedding (B, E) of one group."""
+    first, second = group.body
+    batch, slots, width = x.shape
+    w_x, w_ctx = first.weight[:, :width], first.weight[:, width:]
+    shared = F.linear(ctx, w_ctx, first.bias)  # (B, H): the context's part of every slot's layer
+    weight = x[..., 0]
+    total = weight.sum(dim=1, keepdim=True).clamp(min=1.0)
+    if not sparse:
+        h = th.tanh(F.linear(th.tanh(F.linear(x, w_x) + shared.unsqueeze(1)), second.weight,
+                             second.bias))  # fmt: skip
+        pooled = (h * weight.unsqueeze(-1)).sum(dim=1) / total
+        scores = F.linear(h, group.score.weight, group.score.bias) if group.levels else None
+        return scores, pooled
+    flat = x.reshape(batch * slots, width)
+    occupied = flat.ne(0).any(dim=1).nonzero().squeeze(1)
+    owner = th.div(occupied, slots, rounding_mode="floor")
+    h_occ = th.tanh(
+        F.linear(th.tanh(F.linear(flat[occupied], w_x) + shared[owner]), second.weight, second.bias)
+    )
+    pooled = th.zeros(batch, h_occ.shape[1], dtype=h_occ.dtype).index_add(
+        0, owner, h_occ * weight.reshape(-1)[occupied].unsqueeze(1)
+    )
+    pooled = pooled / total
+    if not group.levels:
+        return None, pooled
+    h_empty = th.tanh(F.linear(th.tanh(shared), second.weight, second.bias))
+    s_empty = F.linear(h_empty, group.score.weight, group.score.bias)  # (B, L)
+    s_occ = F.linear(h_occ, group.score.weight, group.score.bias)  # (K, L)
+    every = s_empty.unsqueeze(1).expand(batch, slots, s_empty.shape[1]).reshape(batch * slots, -1)
+    scores = every.index_put((occupied,), s_occ).reshape(batch, slots, -1)
+    return scores, pooled
+
+
+def scoring_forward(
+    policy: JobScoringPolicy, obs: dict[str, th.Tensor], sparse: bool = True
+) -> tuple[th.Tensor, th.Tensor]:
+    """The policy's action logits (B, n) and values (B, 1), as its ``forward`` computes them.
+
+    Up to float rounding: the sums run in another order (see the module docstring). With
+    gradients, for the updates; ``sparse`` skips the empty slots' arithmetic.
+    """
+    extractor = policy.features_extractor
+    assert isinstance(extractor, JobScoringExtractor)
+    batch = obs["queue"].shape[0]
+    context: Any = extractor.context[0]
+    ctx = th.tanh(
+        F.linear(
+            th.cat([obs["cluster"].reshape(batch, -1), obs["time"]], dim=-1),
+            context.weight,
+            context.bias,
+        )
+    )
+    logits = [F.linear(ctx, extractor.advance.weight, extractor.advance.bias)]
+    pooled = [ctx]
+    for group in _groups(extractor):
+        scores, pool = _group_forward(group, obs[group.key], ctx, sparse)
+        if scores is not None:
+            logits += _split(scores, group.levels)
+        pooled.append(pool)
+    latent = policy.mlp_extractor
+    assert isinstance(latent, _SplitLatent)
+    critic: Any = latent.critic[0]
+    hidden = th.tanh(F.linear(th.cat(pooled, dim=-1), critic.weight, critic.bias))
+    value_net: Any = policy.value_net
+    values = F.linear(hidden, value_net.weight, value_net.bias)
+    return th.cat(logits, dim=-1), values
+
+
+def _np(param: th.Tensor) -> np.ndarray:
+    """A parameter as a numpy array sharing its memory (optimizer steps show through)."""
+    return param.detach().numpy()
+
+
+class NumpyScorer:
+    """:func:`scoring_forward` (dense) in numpy, reading the policy's parameters in place.
+
+    Build it once per policy: the arrays are views of the parameters, so the optimizer's
+    in-place updates are what it computes with.
+    """
+
+    def __init__(self, policy: JobScoringPolicy) -> None:
+        extractor = policy.features_extractor
+        assert isinstance(extractor, JobScoringExtractor)
+        latent = policy.mlp_extractor
+        assert isinstance(latent, _SplitLatent)
+        context: Any = extractor.context[0]
+        self.context = (_np(context.weight).T, _np(context.bias))
+        self.advance = (_np(extractor.advance.weight).T, _np(extractor.advance.bias))
+        self.groups = []
+        for group in _groups(extractor):
+            first, second = group.body
+            width = first.weight.shape[1] - context.weight.shape[0]
+            self.groups.append(
+                (
+                    group.key,
+                    _np(first.weight)[:, :width].T,
+                    _np(first.weight)[:, width:].T,
+                    _np(first.bias),
+                    _np(second.weight).T,
+                    _np(second.bias),
+                    (_np(group.score.weight).T, _np(group.score.bias)),
+                    group.levels,
+                )
+            )
+        critic: Any = latent.critic[0]
+        self.critic = (_np(critic.weight).T, _np(critic.bias))
+        value_net: Any = policy.value_net
+        self.value = (_np(value_net.weight).T, _np(value_net.bias))
+
+    def __call__(self, obs: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Logits (B, n) and values (B,) of a batch of observations (float32 arrays)."""
+        batch = obs["queue"].shape[0]
+        w, b = self.context
+        ctx = np.tanh(np.concatenate([obs["cluster"].reshape(batch, -1), obs["time"]], 1) @ w + b)
+        logits = [ctx @ self.advance[0] + self.advance[1]]
+        pooled = [ctx]
+        for key, w_x, w_ctx, b1, w2, b2, (w_s, b_s), levels in self.groups:
+            x = obs[key]
+            h = np.tanh(np.tanh(x @ w_x + (ctx @ w_ctx + b1)[:, None, :]) @ w2 + b2)
+            weight = x[..., 0]
+            total = np.maximum(weight.sum(axis=1, keepdims=True), 1.0)
+            pooled.append(np.einsum("bsd,bs->bd", h, weight) / total)
+            if levels:
+                scores = h @ w_s + b_s
+                at = 0
+                for lv in levels:
+                    logits.append(scores[..., at : at + lv].reshape(batch, -1))
+                    at += lv
+        hidden = np.tanh(np.concatenate(pooled, 1) @ self.critic[0] + self.critic[1])
+        values = hidden @ self.value[0] + self.value[1]
+        return np.concatenate(logits, 1), values.reshape(batch)
