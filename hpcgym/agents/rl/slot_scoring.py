@@ -16,8 +16,9 @@ Pooling multiplies each embedding by the slot's first feature, which is zero for
 the sums over occupied slots are the same sums. :class:`SlotIndex` works out which slots of a
 rollout buffer are occupied once per update rather than once per minibatch and epoch, and
 gathers a minibatch's occupied slots from the buffer directly. Gradients flow to the same
-parameters through the same function. :class:`NumpyScorer` is the same computation in numpy for rollouts, where a
-handful of observations make torch's per-call overhead cost more than the arithmetic.
+parameters through the same function. :class:`NumpyScorer` is the same computation in numpy
+for rollouts, where a handful of observations make torch's per-call overhead cost more than
+the arithmetic.
 """
 
 from __future__ import annotations
