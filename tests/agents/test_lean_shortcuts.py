@@ -20,7 +20,14 @@ import hpcgym  # noqa: F401
 from hpcgym.agents.rl.lean_train import masked_log_prob_and_entropy, module_evaluate
 from hpcgym.agents.rl.make import make_agent
 from hpcgym.agents.rl.numpy_rollout import sample_numpy
-from hpcgym.agents.rl.slot_scoring import NumpyScorer, has_scoring_shortcut, scoring_forward
+from hpcgym.agents.rl.slot_scoring import (
+    SLOT_GROUPS,
+    NumpyScorer,
+    OccupiedSlots,
+    SlotIndex,
+    has_scoring_shortcut,
+    scoring_forward,
+)
 
 CASES = [
     ("hpcgym/Rigid-v0", {}),
@@ -178,4 +185,46 @@ def test_one_lean_update_moves_the_weights_as_sb3_contribs_train(env_id: str) ->
     gap = max(float((ref[k] - lean[k]).abs().max()) for k in ref)
     assert moved > 1e-4  # the update did something
     assert gap < 1e-3 * moved
+    env.close()
+
+
+@pytest.mark.parametrize(("env_id", "kwargs"), CASES, ids=IDS)
+def test_a_slot_index_minibatch_gives_the_policys_logits_values_and_gradients(
+    env_id: str, kwargs: dict[str, Any]
+) -> None:
+    model, env = _model(env_id, kwargs)
+    policy = model.policy
+    obs, _ = _played(env)
+    keys = [k for k in SLOT_GROUPS if k in obs]
+    index = th.from_numpy(np.random.default_rng(1).permutation(len(obs["time"]))[:64])
+    minibatch = SlotIndex(obs, keys).take(index)
+    assert all(isinstance(minibatch[k], OccupiedSlots) for k in keys)
+    assert sum(len(minibatch[k].x) for k in keys) > 0  # some slots are occupied
+    dense = {k: v.index_select(0, index) for k, v in obs.items()}
+    results = []
+    for forward, batch in ((_reference, dense), (scoring_forward, minibatch)):
+        policy.zero_grad()
+        logits, values = forward(policy, batch)
+        (logits.sin().sum() + values.square().sum()).backward()
+        grads = {n: p.grad.clone() for n, p in policy.named_parameters() if p.grad is not None}
+        results.append((logits.detach(), values.detach(), grads))
+    (ref_logits, ref_values, ref), (logits, values, fast) = results
+    assert th.allclose(logits, ref_logits, atol=1e-5, rtol=1e-4)
+    assert th.allclose(values, ref_values, atol=1e-5, rtol=1e-4)
+    assert ref.keys() == fast.keys()
+    for name in ref:
+        scale = float(ref[name].abs().max()) + 1e-6
+        assert th.allclose(fast[name], ref[name], atol=1e-5 * scale, rtol=1e-4), name
+    env.close()
+
+
+def test_lean_updates_leave_the_optimizers_settings_as_they_were() -> None:
+    env = gym.make("hpcgym/Rigid-v0", n_jobs=16)
+    model = make_agent(env, seed=2, lean=True, n_steps=64, batch_size=32, n_epochs=1)
+    before = [dict(g) for g in model.policy.optimizer.param_groups]
+    start = [p.detach().clone() for p in model.policy.parameters()]
+    model.learn(128)
+    after = model.policy.optimizer.param_groups
+    assert [g["foreach"] for g in after] == [g["foreach"] for g in before]
+    assert any(not th.equal(a, p) for a, p in zip(start, model.policy.parameters(), strict=True))
     env.close()

@@ -45,7 +45,13 @@ from hpcgym.agents.rl.masked_categorical import (
 )
 from hpcgym.agents.rl.networks import JobScoringExtractor, JobScoringPolicy
 from hpcgym.agents.rl.numpy_rollout import sample_numpy
-from hpcgym.agents.rl.slot_scoring import NumpyScorer, has_scoring_shortcut, scoring_forward
+from hpcgym.agents.rl.slot_scoring import (
+    SLOT_GROUPS,
+    NumpyScorer,
+    SlotIndex,
+    has_scoring_shortcut,
+    scoring_forward,
+)
 
 __all__ = [
     "MASKED_LOGIT",
@@ -133,12 +139,29 @@ class LeanMaskablePPO(MaskablePPO):
         """MaskablePPO's updates, computed directly (:func:`.lean_train.ppo_updates`)."""
         if self._shortcuts():
             policy: Any = self.policy
+            keys = [k for k in SLOT_GROUPS if k in policy.observation_space.spaces]
+            slot_index: list[SlotIndex] = []  # the buffer's, built at the first minibatch
+
+            def take(obs: Any, index: th.Tensor) -> Any:
+                if not slot_index:
+                    slot_index.append(SlotIndex(obs, keys))
+                return slot_index[0].take(index)
 
             def evaluate(obs: Any, actions: th.Tensor, masks: th.Tensor) -> tuple[Any, Any, Any]:
                 logits, values = scoring_forward(policy, obs)
                 return values, *masked_log_prob_and_entropy(logits, masks, actions)
 
-            ppo_updates(self, evaluate)
+            # Adam and gradient clipping over all parameters at once (torch's foreach kernels):
+            # the same arithmetic without a Python loop per parameter; for these updates only
+            groups = policy.optimizer.param_groups
+            foreach = [g.get("foreach") for g in groups]
+            for g in groups:
+                g["foreach"] = True
+            try:
+                ppo_updates(self, evaluate, take, clip_foreach=True)
+            finally:
+                for g, f in zip(groups, foreach, strict=True):
+                    g["foreach"] = f
         else:
             ppo_updates(self, module_evaluate(self.policy))
 

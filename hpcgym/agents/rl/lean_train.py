@@ -94,8 +94,19 @@ def _take(obs: Any, index: th.Tensor) -> Any:
     return obs.index_select(0, index)
 
 
-def ppo_updates(model: Any, evaluate: Evaluate) -> None:
-    """One ``MaskablePPO.train``: ``n_epochs`` passes over the rollout buffer in minibatches."""
+Take = Callable[[Any, th.Tensor], Any]
+"""``(observations of the whole buffer, minibatch index) -> the minibatch's observations``."""
+
+
+def ppo_updates(
+    model: Any, evaluate: Evaluate, take: Take = _take, clip_foreach: bool | None = None
+) -> None:
+    """One ``MaskablePPO.train``: ``n_epochs`` passes over the rollout buffer in minibatches.
+
+    ``take`` gives ``evaluate`` each minibatch's observations (default: the rows, copied);
+    ``clip_foreach`` is ``clip_grad_norm_``'s ``foreach`` (``None``: torch's choice, as
+    MaskablePPO).
+    """
     policy = model.policy
     policy.set_training_mode(True)
     model._update_learning_rate(policy.optimizer)
@@ -118,7 +129,7 @@ def ppo_updates(model: Any, evaluate: Evaluate) -> None:
             index = order[start : start + model.batch_size]
             actions = arrays["actions"].index_select(0, index).long().flatten()
             values, log_prob, entropy = evaluate(
-                _take(obs, index), actions, arrays["action_masks"].index_select(0, index).bool()
+                take(obs, index), actions, arrays["action_masks"].index_select(0, index).bool()
             )
             values = values.flatten()
             advantages = arrays["advantages"].index_select(0, index).flatten()
@@ -154,7 +165,9 @@ def ppo_updates(model: Any, evaluate: Evaluate) -> None:
                 break
             policy.optimizer.zero_grad()
             loss.backward()
-            th.nn.utils.clip_grad_norm_(policy.parameters(), model.max_grad_norm)
+            th.nn.utils.clip_grad_norm_(
+                policy.parameters(), model.max_grad_norm, foreach=clip_foreach
+            )
             policy.optimizer.step()
         model._n_updates += 1
         if not continue_training:

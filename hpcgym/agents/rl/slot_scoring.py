@@ -13,9 +13,12 @@ updates spend their time:
   network on the occupied slots only and once per observation for the empty ones.
 
 Pooling multiplies each embedding by the slot's first feature, which is zero for an empty slot:
-the sums over occupied slots are the same sums. Gradients flow to the same parameters through the
-same function. :class:`NumpyScorer` is the same computation in numpy for rollouts, where a
-handful of observations make torch's per-call overhead cost more than the arithmetic.
+the sums over occupied slots are the same sums. :class:`SlotIndex` works out which slots of a
+rollout buffer are occupied once per update rather than once per minibatch and epoch, and
+gathers a minibatch's occupied slots from the buffer directly. Gradients flow to the same
+parameters through the same function. :class:`NumpyScorer` is the same computation in numpy
+for rollouts, where a handful of observations make torch's per-call overhead cost more than
+the arithmetic.
 """
 
 from __future__ import annotations
@@ -81,53 +84,128 @@ def _split(scores: th.Tensor, levels: list[int]) -> list[th.Tensor]:
     return parts
 
 
+@dataclass(frozen=True)
+class OccupiedSlots:
+    """One slot group of a minibatch, reduced to its occupied slots (see :class:`SlotIndex`).
+
+    ``x``: the occupied slots' features (K, width); ``owner``: each one's observation in the
+    minibatch (K,); ``position``: its place in the minibatch's flattened slots (K,), of
+    ``batch * slots``; ``total``: each observation's pooling weight, clamped at 1 (B, 1).
+    """
+
+    x: th.Tensor
+    owner: th.Tensor
+    position: th.Tensor
+    total: th.Tensor
+    batch: int
+    slots: int
+
+
+class SlotIndex:
+    """A rollout buffer's observations with each slot group's occupancy worked out once.
+
+    PPO's updates go over the same observations ``n_epochs`` times in minibatches: which slots
+    are occupied, and each observation's pooling total, do not change, so they are computed
+    once for the whole buffer; :meth:`take` gathers a minibatch's occupied slots straight from
+    the buffer (no copy of its empty slots).
+    """
+
+    def __init__(self, obs: dict[str, th.Tensor], keys: list[str]) -> None:
+        self.obs = obs
+        self.keys = keys
+        self.flat, self.occupied, self.total = {}, {}, {}
+        for key in keys:
+            x = obs[key]
+            size, slots, width = x.shape
+            self.flat[key] = x.reshape(size * slots, width)
+            self.occupied[key] = x.ne(0).any(dim=2)
+            self.total[key] = x[..., 0].sum(dim=1, keepdim=True).clamp(min=1.0)
+
+    def take(self, index: th.Tensor) -> dict[str, Any]:
+        """The minibatch of observations ``index``: slot groups as :class:`OccupiedSlots`."""
+        out: dict[str, Any] = {
+            k: v.index_select(0, index) for k, v in self.obs.items() if k not in self.keys
+        }
+        for key in self.keys:
+            occupied = self.occupied[key].index_select(0, index)
+            batch, slots = occupied.shape
+            position = occupied.reshape(-1).nonzero().squeeze(1)
+            owner = th.div(position, slots, rounding_mode="floor")
+            rows = index[owner] * slots + (position - owner * slots)
+            out[key] = OccupiedSlots(
+                self.flat[key].index_select(0, rows),
+                owner,
+                position,
+                self.total[key].index_select(0, index),
+                batch,
+                slots,
+            )
+        return out
+
+
 def _group_forward(
-    group: _Group, x: th.Tensor, ctx: th.Tensor, sparse: bool
+    group: _Group, x: th.Tensor | OccupiedSlots, ctx: th.Tensor, sparse: bool
 ) -> tuple[th.Tensor | None, th.Tensor]:
-    """Scores (B, S, L) (``None`` without levels) and the pooled embedding (B, E) of one group."""
+    """Scores (B, S, L) (``None`` without levels) and the pooled embedding (B, E) of one group.
+
+    ``x``: the slots' features (B, S, width), or their occupied part (:class:`SlotIndex`).
+    """
     first, second = group.body
-    batch, slots, width = x.shape
+    width = x.x.shape[1] if isinstance(x, OccupiedSlots) else x.shape[2]
     w_x, w_ctx = first.weight[:, :width], first.weight[:, width:]
     shared = F.linear(ctx, w_ctx, first.bias)  # (B, H): the context's part of every slot's layer
-    weight = x[..., 0]
-    total = weight.sum(dim=1, keepdim=True).clamp(min=1.0)
-    if not sparse:
+    if isinstance(x, OccupiedSlots):
+        occ = x
+    elif not sparse:
+        weight = x[..., 0]
+        total = weight.sum(dim=1, keepdim=True).clamp(min=1.0)
         h = th.tanh(F.linear(th.tanh(F.linear(x, w_x) + shared.unsqueeze(1)), second.weight,
                              second.bias))  # fmt: skip
         pooled = (h * weight.unsqueeze(-1)).sum(dim=1) / total
         scores = F.linear(h, group.score.weight, group.score.bias) if group.levels else None
         return scores, pooled
-    flat = x.reshape(batch * slots, width)
-    occupied = flat.ne(0).any(dim=1).nonzero().squeeze(1)
-    owner = th.div(occupied, slots, rounding_mode="floor")
+    else:
+        batch, slots, _ = x.shape
+        flat = x.reshape(batch * slots, width)
+        position = flat.ne(0).any(dim=1).nonzero().squeeze(1)
+        occ = OccupiedSlots(
+            flat[position],
+            th.div(position, slots, rounding_mode="floor"),
+            position,
+            x[..., 0].sum(dim=1, keepdim=True).clamp(min=1.0),
+            batch,
+            slots,
+        )
+    batch, slots = occ.batch, occ.slots
     h_occ = th.tanh(
-        F.linear(th.tanh(F.linear(flat[occupied], w_x) + shared[owner]), second.weight, second.bias)
+        F.linear(th.tanh(F.linear(occ.x, w_x) + shared[occ.owner]), second.weight, second.bias)
     )
     pooled = th.zeros(batch, h_occ.shape[1], dtype=h_occ.dtype).index_add(
-        0, owner, h_occ * weight.reshape(-1)[occupied].unsqueeze(1)
+        0, occ.owner, h_occ * occ.x[:, :1]
     )
-    pooled = pooled / total
+    pooled = pooled / occ.total
     if not group.levels:
         return None, pooled
     h_empty = th.tanh(F.linear(th.tanh(shared), second.weight, second.bias))
     s_empty = F.linear(h_empty, group.score.weight, group.score.bias)  # (B, L)
     s_occ = F.linear(h_occ, group.score.weight, group.score.bias)  # (K, L)
     every = s_empty.unsqueeze(1).expand(batch, slots, s_empty.shape[1]).reshape(batch * slots, -1)
-    scores = every.index_put((occupied,), s_occ).reshape(batch, slots, -1)
+    scores = every.index_put((occ.position,), s_occ).reshape(batch, slots, -1)
     return scores, pooled
 
 
 def scoring_forward(
-    policy: JobScoringPolicy, obs: dict[str, th.Tensor], sparse: bool = True
+    policy: JobScoringPolicy, obs: dict[str, Any], sparse: bool = True
 ) -> tuple[th.Tensor, th.Tensor]:
     """The policy's action logits (B, n) and values (B, 1), as its ``forward`` computes them.
 
     Up to float rounding: the sums run in another order (see the module docstring). With
-    gradients, for the updates; ``sparse`` skips the empty slots' arithmetic.
+    gradients, for the updates; ``sparse`` skips the empty slots' arithmetic. ``obs``: tensors,
+    or a minibatch of :meth:`SlotIndex.take` (sparse).
     """
     extractor = policy.features_extractor
     assert isinstance(extractor, JobScoringExtractor)
-    batch = obs["queue"].shape[0]
+    batch = obs["time"].shape[0]
     context: Any = extractor.context[0]
     ctx = th.tanh(
         F.linear(
@@ -202,12 +280,20 @@ class NumpyScorer:
         pooled = [ctx]
         for key, w_x, w_ctx, b1, w2, b2, (w_s, b_s), levels in self.groups:
             x = obs[key]
-            h = np.tanh(np.tanh(x @ w_x + (ctx @ w_ctx + b1)[:, None, :]) @ w2 + b2)
-            weight = x[..., 0]
-            total = np.maximum(weight.sum(axis=1, keepdims=True), 1.0)
-            pooled.append(np.einsum("bsd,bs->bd", h, weight) / total)
+            h = x @ w_x  # fresh arrays, so the adds and tanh work in place (fewer allocations)
+            h += (ctx @ w_ctx + b1)[:, None, :]
+            h = np.tanh(h, out=h) @ w2
+            h += b2
+            np.tanh(h, out=h)
+            weight = x[..., :1].transpose(0, 2, 1)  # (B, 1, S)
+            total = np.maximum(weight.sum(axis=2), 1.0)
+            pooled.append((weight @ h)[:, 0] / total)
             if levels:
-                scores = h @ w_s + b_s
+                scores = h @ w_s
+                scores += b_s
+                if len(levels) == 1:
+                    logits.append(scores.reshape(batch, -1))
+                    continue
                 at = 0
                 for lv in levels:
                     logits.append(scores[..., at : at + lv].reshape(batch, -1))
