@@ -7,7 +7,7 @@ Every command is issued at ``now``. It validates everything first and raises a
 from __future__ import annotations
 
 import math
-from typing import Final, TypeAlias
+from typing import Final, TypeAlias, cast
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -25,6 +25,7 @@ from hpcgym.sim.nodes import (
     UNIQUE,
     WHOLE,
     WHOLE_ROWS,
+    box,
     placement_mode,
     uniform_share,
     uniform_shares,
@@ -211,13 +212,15 @@ class Simulator(EngineCore):
                 span = idle.hi[0] - a
                 free[0] -= k
                 if span >= k:
-                    # ``IdleRuns.take_front``, inlined.
+                    # ``IdleRuns.take_front``, inlined; the ids as shared Python ints.
+                    a_o = cast("list[object]", lo)[0]
+                    end = box(a + k)
                     if span > k:
-                        lo[0] = a + k
+                        cast("list[object]", lo)[0] = end
                     else:
                         del lo[0]
                         del idle.hi[0]
-                    runs = [a, a + k]
+                    runs = cast("list[int]", [a_o, end])
                 else:
                     runs = idle.take_runs(k)
                 # The ids are built when read (``Job._ids``), and the CPU array written when
