@@ -167,7 +167,10 @@ def snapshot(sim: Simulator) -> dict[str, Any]:
         "suspended": list(sim.suspended),
         "counts": sim.counts,
         "jobs": {jid: _job_state(sim, job) for jid, job in sim.jobs.items()},
-        "heap": sorted(tuple(plain(x) for x in entry) for entry in getattr(sim, "_heap", [])),
+        "heap": sorted(
+            tuple(plain(x) for x in (e.time, e.prio, e.seq, e.job, e.version))
+            for e in getattr(sim, "_heap", [])
+        ),
         "areas": (sim.alloc_area, sim.useful_area, sim.underutilization),
         "totals": totals,
     }

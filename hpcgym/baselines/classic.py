@@ -76,7 +76,7 @@ class FCFS(BaseScheduler):
             single_cluster(sim, self.name)
         # Method calls, not bound methods kept in locals: compiled, these are native calls.
         while (job := sim.queue_head()) is not None and job.spec.nodes <= free[0]:
-            sim.start(job.spec.id)
+            sim.start(job.id)
 
 
 class SJF(BaseScheduler):

@@ -9,13 +9,11 @@ same timeline on every run and machine.
 from __future__ import annotations
 
 import gc
-import heapq
-import itertools
 import math
 import operator
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -37,8 +35,6 @@ from hpcgym.sim.spec import JobKind, JobSpec, SizeRule, fits_machine
 # Enum members and module functions as final module constants: attribute access on an Enum
 # class is slow, and a compiled module reads a final from a C static but any other global from
 # its namespace dict, by name, at every use.
-_heappush: Final = heapq.heappush
-_heappop: Final = heapq.heappop
 _PENDING: Final = JobState.PENDING
 _QUEUED: Final = JobState.QUEUED
 _RUNNING: Final = JobState.RUNNING
@@ -80,6 +76,86 @@ EXACT_TICK_SKIP: Final = 10_000_000
 the very float64 times they always did; a longer gap (an epoch-second or millisecond submit
 time after small ones) is crossed with one multiplication, which may round the later tick times
 by a few ulps."""
+
+
+@final
+@mypyc_attr(serializable=True)
+class Event:
+    """A pending event of the engine's heap, ordered by ``(time, prio, seq)``.
+
+    ``prio`` is one of ``hpcgym.sim.events``' priorities, ``seq`` the order the event was
+    queued in (unique: no two events compare equal), ``version`` the job's ``_version`` (its
+    ``_wt_version`` for a walltime kill) when queued: an event whose job has moved on is stale.
+    A native record rather than a tuple: compiled, the heap compares machine floats and ints
+    instead of tuples of Python objects.
+    """
+
+    __slots__ = ("job", "prio", "seq", "time", "version")
+
+    def __init__(self, time: float, prio: int, seq: int, job: Job | None, version: int) -> None:
+        self.time = time
+        self.prio = prio
+        self.seq = seq
+        self.job = job
+        self.version = version
+
+    def __repr__(self) -> str:
+        return f"Event({self.time!r}, {self.prio}, {self.seq}, {self.job!r}, {self.version})"
+
+    def key(self) -> tuple[float, int, int]:
+        """What orders events: ``(time, prio, seq)``."""
+        return (self.time, self.prio, self.seq)
+
+
+def _before(a: Event, b: Event) -> bool:
+    """``a.key() < b.key()``, without the tuples."""
+    if a.time != b.time:
+        return a.time < b.time
+    if a.prio != b.prio:
+        return a.prio < b.prio
+    return a.seq < b.seq
+
+
+def push_event(heap: list[Event], event: Event) -> None:
+    """``heapq.heappush`` for events (the same algorithm, ``_before`` as the order)."""
+    heap.append(event)
+    pos = len(heap) - 1
+    while pos > 0:
+        up = (pos - 1) >> 1
+        parent = heap[up]
+        if not _before(event, parent):
+            break
+        heap[pos] = parent
+        pos = up
+    heap[pos] = event
+
+
+def pop_event(heap: list[Event]) -> Event:
+    """``heapq.heappop`` for events (the same algorithm, ``_before`` as the order)."""
+    last = heap.pop()
+    n = len(heap)
+    if not n:
+        return last
+    top = heap[0]
+    # ``heapq._siftup``: the smaller child moves up until a leaf, then ``last`` sifts down.
+    pos = 0
+    child = 1
+    while child < n:
+        right = child + 1
+        if right < n and not _before(heap[child], heap[right]):
+            child = right
+        heap[pos] = heap[child]
+        pos = child
+        child = 2 * pos + 1
+    while pos > 0:
+        up = (pos - 1) >> 1
+        parent = heap[up]
+        if not _before(last, parent):
+            break
+        heap[pos] = parent
+        pos = up
+    heap[pos] = last
+    return top
 
 
 def _first_tick_from(t: float, tick: float, until: float) -> float:
@@ -169,8 +245,9 @@ class EngineCore:
         self._sub_times = [s.submit for s in specs]
         self._next_sub = 0
         self._head = 0
-        self._heap: list[tuple[float, int, int, Job | None, int]] = []
-        self._seq = itertools.count()
+        self._heap: list[Event] = []
+        self._seq = 0
+        """Events queued so far (the next event's ``seq``)."""
         self._now = specs[0].submit if specs else 0.0
         self.pool = NodePool(platform)
         self._capacity = float(platform.total_nodes)
@@ -229,7 +306,7 @@ class EngineCore:
         self.node_mem_used.flags.writeable = False
 
     def __getstate__(self) -> dict[str, Any]:
-        """Everything but the views, with the event counter as a number (pickle, deepcopy).
+        """Everything but the views (pickle, deepcopy).
 
         A compiled engine (see ``setup.py``) keeps its attributes in a C struct named by
         ``__mypyc_attrs__``; a subclass defined in Python adds a ``__dict__``.
@@ -240,17 +317,12 @@ class EngineCore:
         state.update(extra)
         for k in _VIEWS:
             state.pop(k, None)
-        # Reading the counter consumes a value: give it back as the next one to issue.
-        seq = next(self._seq)
-        self._seq = itertools.count(seq)
-        state["_seq"] = seq
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore a pickled simulator: same state, same future timeline."""
         for k, v in state.items():
             setattr(self, k, v)
-        self._seq = itertools.count(int(state["_seq"]))
         self._make_views()
 
     # ----------------------------------------------------------------------------- reading
@@ -367,22 +439,21 @@ class EngineCore:
             StalledError: Jobs are unfinished but no event can ever occur again.
         """
         heap = self._heap
-        heappop = _heappop
         subs = self._sub_times
         n = self._n_total
         while self._n_ended < n:
             # Drop stale events first: they must not move the clock.
             while heap:
                 top = heap[0]
-                job = top[3]
-                if job is None or top[4] == (
-                    job._wt_version if top[1] == _WALLTIME else job._version
+                job = top.job
+                if job is None or top.version == (
+                    job._wt_version if top.prio == _WALLTIME else job._version
                 ):
                     break
-                heappop(heap)
+                pop_event(heap)
             i = self._next_sub
             if heap:
-                t = heap[0][0]
+                t = heap[0].time
                 if i < n and subs[i] < t:
                     t = subs[i]
             elif i < n:
@@ -401,10 +472,10 @@ class EngineCore:
             self.happened = happened
             while heap:
                 top = heap[0]
-                if top[0] != t or top[1] >= _SUBMIT:
+                if top.time != t or top.prio >= _SUBMIT:
                     break
-                heappop(heap)
-                prio, job, version = top[1], top[3], top[4]
+                pop_event(heap)
+                prio, job, version = top.prio, top.job, top.version
                 if prio == _PHASE_END:
                     if version == job._version:  # type: ignore[union-attr]
                         if job._evolving:  # type: ignore[union-attr]
@@ -426,17 +497,17 @@ class EngineCore:
                     self._demand_total += job._demand
                     if job._fits:
                         job._state = _QUEUED
-                        queue[job.spec.id] = job
+                        queue[job._id] = job
                         happened.append((_E_SUBMITTED, job))
                     else:
                         self._n_rejected += 1
                         self._end(job, _REJECTED)
                         happened.append((_E_REJECTED, job))
                 self._next_sub = i
-            if heap and heap[0][0] == t:
+            if heap and heap[0].time == t:
                 tick_only = not happened
-                while heap and heap[0][0] == t:
-                    if heappop(heap)[1] == _TICK:
+                while heap and heap[0].time == t:
+                    if pop_event(heap).prio == _TICK:
                         self._tick(tick_only)
                     else:
                         self._wakeups.discard(t)
@@ -463,7 +534,9 @@ class EngineCore:
         return False
 
     def _push(self, time: float, prio: int, job: Job | None, version: int) -> None:
-        _heappush(self._heap, (time, prio, next(self._seq), job, version))
+        seq = self._seq
+        self._seq = seq + 1
+        push_event(self._heap, Event(time, prio, seq, job, version))
 
     def _settle(self, job: Job) -> None:
         """Account progress, waste, held and virtual time of ``job`` up to now."""
@@ -526,10 +599,10 @@ class EngineCore:
         v = job._version = job._version + 1
         t = math.inf
         if job._state is _RECONFIGURING:
-            _heappush(self._heap, (job._busy_until, _RECONF_END, next(self._seq), job, v))
+            self._push(job._busy_until, _RECONF_END, job, v)
         elif job._rate > 0:
             t = self._now + job._remaining / job._rate
-            _heappush(self._heap, (t, _PHASE_END, next(self._seq), job, v))
+            self._push(t, _PHASE_END, job, v)
         deadline = job._deadline
         if deadline != math.inf and (t > deadline or job._evolving):
             job._deadline = math.inf
@@ -562,7 +635,7 @@ class EngineCore:
 
         ``share`` is the common value of ``cpu`` or -1 when shares differ.
         """
-        self.pool.add(cluster, nodes, cpu, job.spec.mem, mode)
+        self.pool.add(cluster, nodes, cpu, job._mem, mode)
         self._attach(job, nodes, cpu, cluster, mode, share)
 
     def _attach(
@@ -593,19 +666,19 @@ class EngineCore:
     def _drop(self, job: Job, keep: np.ndarray | None = None) -> None:
         """Release the tasks of ``job`` not selected by the boolean mask ``keep`` (all if None)."""
         if keep is None:
-            self.pool.remove(job._cluster, job._ids(), job._cpu, job.spec.mem, job._mode)
+            self.pool.remove(job._cluster, job._ids(), job._cpu, job._mem, job._mode)
             self._kept(job, _EMPTY_INT, _EMPTY_FLOAT)
             return
         gone = ~keep
         ids = job._ids()
-        self.pool.remove(job._cluster, ids[gone], job._cpu[gone], job.spec.mem, job._mode)
+        self.pool.remove(job._cluster, ids[gone], job._cpu[gone], job._mem, job._mode)
         self._kept(job, ids[keep], job._cpu[keep])
 
     def _drop_last(self, job: Job, n_drop: int) -> None:
         """Release the last ``n_drop`` tasks of ``job`` (``_drop`` without a mask)."""
         k = job._nodes.size - n_drop
         ids = job._ids()
-        self.pool.remove(job._cluster, ids[k:], job._cpu[k:], job.spec.mem, job._mode)
+        self.pool.remove(job._cluster, ids[k:], job._cpu[k:], job._mem, job._mode)
         # Copies: the job's arrays never share memory with released ones.
         self._kept(job, ids[:k].copy(), job._cpu[:k].copy())
 
@@ -644,10 +717,10 @@ class EngineCore:
 
     def _end(self, job: Job, state: JobState) -> None:
         """End ``job`` (settled by the caller) as ``state`` and release what it holds."""
-        jid = job.spec.id
+        jid = job._id
         if job._cpu_sum:
             runs = job._runs
-            if runs and not job.spec.mem:
+            if runs and not job._mem:
                 # Whole nodes taken as runs of ids: give the runs back, no sort, no scan.
                 pool = self.pool
                 if len(runs) == 2:
@@ -663,7 +736,7 @@ class EngineCore:
                 else:
                     pool.release_runs(job._cluster, runs, jid)
             else:
-                self.pool.remove(job._cluster, job._ids(), job._cpu, job.spec.mem, job._mode)
+                self.pool.remove(job._cluster, job._ids(), job._cpu, job._mem, job._mode)
             self._alloc_total -= job._cpu_sum
             job._nodes, job._cpu, job._cpu_sum, job._cluster = _EMPTY_INT, _EMPTY_FLOAT, 0.0, -1
             job._runs = _NO_RUNS

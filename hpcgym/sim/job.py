@@ -74,7 +74,9 @@ class Job:
         "_evolving",
         "_fits",
         "_held",
+        "_id",
         "_lazy_ids",
+        "_mem",
         "_migrations",
         "_mode",
         "_nodes",
@@ -94,6 +96,7 @@ class Job:
         "_version",
         "_virtual",
         "_walltime",
+        "_want",
         "_waste",
         "_wt_version",
         "_yield",
@@ -103,6 +106,12 @@ class Job:
 
     def __init__(self, spec: JobSpec) -> None:
         self.spec = spec
+        # ``JobSpec`` fields the loop reads per start and end, kept as native slots: a
+        # ``JobSpec`` attribute is a Python-level lookup (``JobSpec`` is not compiled).
+        self._id: int = spec.id
+        self._want: int = spec.nodes
+        """The requested size (``spec.nodes``)."""
+        self._mem: float = spec.mem
         self._state = _PENDING
         self._nodes = _EMPTY_INT
         self._lazy_ids = False
@@ -144,7 +153,7 @@ class Job:
     @property
     def id(self) -> int:
         """The job's id."""
-        return self.spec.id
+        return self._id
 
     @property
     def state(self) -> JobState:

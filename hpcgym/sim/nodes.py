@@ -10,7 +10,7 @@ decides anything. Every method that would break capacity raises before touching 
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Final
+from typing import Final, cast
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -373,6 +373,30 @@ def placement_mode(nodes: np.ndarray, cpu: np.ndarray) -> int:
     return WHOLE if cpu.min() >= 1.0 else UNIQUE
 
 
+BOXED_IDS: Final = 1 << 18
+"""Node ids below this are kept as Python ints made once (``box``)."""
+_BOXED: Final[list[object]] = []
+
+
+def box(v: int) -> object:
+    """``v`` as a Python int, the same object every time for an id the cache holds.
+
+    Compiled, an ``int`` is a machine integer: storing one in a list makes a new Python int
+    (above 256), and dropping it frees one. The idle runs and the jobs' runs store node ids
+    all the time; shared objects spare both.
+    """
+    if 0 <= v < len(_BOXED):
+        return _BOXED[v]
+    return v
+
+
+def _grow_boxes(n: int) -> None:
+    """Let ``box`` share the ids below ``n`` (at most ``BOXED_IDS``)."""
+    n = min(n, BOXED_IDS)
+    if len(_BOXED) < n:
+        _BOXED.extend(range(len(_BOXED), n))
+
+
 @mypyc_attr(serializable=True)
 class IdleRuns:
     """The idle nodes of one cluster as sorted, disjoint, non-touching runs ``[lo, hi)``.
@@ -385,8 +409,9 @@ class IdleRuns:
     __slots__ = ("hi", "lo")
 
     def __init__(self, lo: int, hi: int) -> None:
-        self.lo: list[int] = [lo] if hi > lo else []
-        self.hi: list[int] = [hi] if hi > lo else []
+        _grow_boxes(hi + 1)
+        self.lo: list[int] = cast("list[int]", [box(lo)]) if hi > lo else []
+        self.hi: list[int] = cast("list[int]", [box(hi)]) if hi > lo else []
 
     def take_front(self, k: int) -> int:
         """Take the ``k`` lowest idle ids if they are one run: its first id, else -1 (no change)."""
@@ -395,7 +420,7 @@ class IdleRuns:
             a = lo[0]
             span = self.hi[0] - a
             if span > k:
-                lo[0] = a + k
+                cast("list[object]", lo)[0] = box(a + k)
                 return a
             if span == k:
                 del lo[0]
@@ -409,24 +434,30 @@ class IdleRuns:
         Returns:
             The runs taken, lowest first, flat: ``[lo0, hi0, lo1, hi1, ...]``.
         """
-        lo, hi = self.lo, self.hi
-        taken: list[int] = []
+        # The lists hold Python ints: read as objects, stored again as they are (``box``).
+        lo = cast("list[object]", self.lo)
+        hi = cast("list[object]", self.hi)
+        taken: list[object] = []
         i = 0
         while k:
-            a, b = lo[i], hi[i]
+            ao, bo = lo[i], hi[i]
+            a, b = cast(int, ao), cast(int, bo)
+            taken.append(ao)
             if b - a > k:
-                taken.append(a)
-                taken.append(a + k)
-                lo[i] = a + k
+                end = box(a + k)
+                taken.append(end)
+                lo[i] = end
                 break
-            taken.append(a)
-            taken.append(b)
+            taken.append(bo)
             k -= b - a
             i += 1
-        if i:
+        if i == 1:
+            del lo[0]
+            del hi[0]
+        elif i:
             del lo[:i]
             del hi[:i]
-        return taken
+        return cast("list[int]", taken)
 
     def first(self, k: int) -> np.ndarray:
         """The ``k`` lowest idle ids (at most as many as there are), ascending; nothing taken."""
@@ -456,17 +487,20 @@ class IdleRuns:
                 j = m
         left = i > 0 and hi[i - 1] == a
         right = i < len(lo) and lo[i] == b
+        # Stored as shared Python ints (``box``), read back as objects where moved.
+        lo_o = cast("list[object]", lo)
+        hi_o = cast("list[object]", hi)
         if left and right:
-            hi[i - 1] = hi[i]
+            hi_o[i - 1] = hi_o[i]
             del lo[i]
             del hi[i]
         elif left:
-            hi[i - 1] = b
+            hi_o[i - 1] = box(b)
         elif right:
-            lo[i] = a
+            lo_o[i] = box(a)
         else:
-            lo.insert(i, a)
-            hi.insert(i, b)
+            lo_o.insert(i, box(a))
+            hi_o.insert(i, box(b))
 
     def occupy(self, a: int, b: int) -> None:
         """Nodes ``[a, b)``, all idle (so inside one run), become busy."""

@@ -6,9 +6,8 @@ Every command is issued at ``now``. It validates everything first and raises a
 
 from __future__ import annotations
 
-import heapq
 import math
-from typing import Final, TypeAlias
+from typing import Final, TypeAlias, cast
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -16,7 +15,7 @@ from numpy.typing import ArrayLike
 
 from hpcgym.errors import CapacityError, CommandError, JobStateError, SizeError
 from hpcgym.sim.batch import run_batch
-from hpcgym.sim.engine import EngineCore, Scheduler
+from hpcgym.sim.engine import EngineCore, Event, Scheduler, push_event
 from hpcgym.sim.events import PHASE_END as _PHASE_END
 from hpcgym.sim.events import WAKEUP as _WAKEUP
 from hpcgym.sim.job import Job, JobState
@@ -26,6 +25,7 @@ from hpcgym.sim.nodes import (
     UNIQUE,
     WHOLE,
     WHOLE_ROWS,
+    box,
     placement_mode,
     uniform_share,
     uniform_shares,
@@ -35,7 +35,6 @@ from hpcgym.sim.nodes import (
 from hpcgym.sim.spec import JobKind
 
 # Enum members as module constants: attribute access on an Enum class is slow in the hot path.
-_heappush: Final = heapq.heappush
 """A final: a compiled module reads it from a C static, not its namespace dict by name."""
 _QUEUED: Final = JobState.QUEUED
 _RUNNING: Final = JobState.RUNNING
@@ -181,7 +180,7 @@ class Simulator(EngineCore):
             self._refuse_start(job_id)
             return
         spec = job.spec
-        want = spec.nodes
+        want = job._want
         if cluster is not None:
             cluster = _cluster_index(job_id, cluster)
         # ``k``: the size as an ``int`` (``size`` may be a numpy integer, or wrong).
@@ -203,7 +202,8 @@ class Simulator(EngineCore):
                 cluster = 0 if free[0] >= k else self._cluster_with_idle(job, k)
             elif not 0 <= cluster < len(free):
                 raise CommandError(f"job {job_id}: no cluster {cluster}")
-            if pool.single and free[0] >= k and not spec.mem:
+            mem = job._mem
+            if pool.single and free[0] >= k and not mem:
                 # ``NodePool.take_idle`` inlined for the most common platform: the lowest idle
                 # ids, usually the front of the first run of idle nodes.
                 idle = pool.idle[0]
@@ -212,13 +212,15 @@ class Simulator(EngineCore):
                 span = idle.hi[0] - a
                 free[0] -= k
                 if span >= k:
-                    # ``IdleRuns.take_front``, inlined.
+                    # ``IdleRuns.take_front``, inlined; the ids as shared Python ints.
+                    a_o = cast("list[object]", lo)[0]
+                    end = box(a + k)
                     if span > k:
-                        lo[0] = a + k
+                        cast("list[object]", lo)[0] = end
                     else:
                         del lo[0]
                         del idle.hi[0]
-                    runs = [a, a + k]
+                    runs = cast("list[int]", [a_o, end])
                 else:
                     runs = idle.take_runs(k)
                 # The ids are built when read (``Job._ids``), and the CPU array written when
@@ -229,7 +231,7 @@ class Simulator(EngineCore):
             else:
                 lazy_ids = False
                 try:
-                    picked, runs = pool.take_idle(cluster, k, spec.mem)
+                    picked, runs = pool.take_idle(cluster, k, mem)
                 except CapacityError as e:
                     raise CapacityError(f"job {job_id}: {e}") from None
             # The job's nodes as runs of ids: its end frees them slice by slice.
@@ -264,7 +266,9 @@ class Simulator(EngineCore):
         job._start = job._t_last = now
         v = job._version = job._version + 1
         end = now + job._remaining / rate
-        _heappush(self._heap, (end, _PHASE_END, next(self._seq), job, v))
+        seq = self._seq
+        self._seq = seq + 1
+        push_event(self._heap, Event(end, _PHASE_END, seq, job, v))
         if job._walltime is not None:
             self._arm_walltime(job, None if job._evolving else end)
         self._commands += 1
@@ -460,7 +464,7 @@ class Simulator(EngineCore):
             )
         if time not in self._wakeups:
             self._wakeups.add(time)
-            _heappush(self._heap, (time, _WAKEUP, next(self._seq), None, 0))
+            self._push(time, _WAKEUP, None, 0)
 
     def set_walltime(self, job_id: JobId, walltime: float | np.floating | None) -> None:
         """Change the time limit of a queued, running or suspended job (``None``: no limit).

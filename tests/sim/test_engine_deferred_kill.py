@@ -32,7 +32,11 @@ def _start_all(sim: Simulator) -> None:
 
 
 def _kills_queued(sim: Simulator) -> int:
-    return sum(1 for e in sim._heap if e[1] == WALLTIME and e[3]._wt_version == e[4])
+    return sum(
+        1
+        for e in sim._heap
+        if e.prio == WALLTIME and e.job is not None and e.job._wt_version == e.version
+    )
 
 
 def _finish(sim: Simulator) -> None:

@@ -318,3 +318,25 @@ def test_a_whole_node_start_is_written_when_read() -> None:
     assert sim.node_idle.tolist() == [False] * 4 + [True] * 6
     sim.advance()
     assert not sim.node_cpu_used.any()
+
+
+def test_runs_store_shared_ints_and_stay_the_idle_nodes() -> None:
+    """Wide-machine starts and ends (ids past 256, the small-int cache): the runs and the jobs'
+    runs hold the ``box`` objects, and the runs stay exactly the idle nodes."""
+    from hpcgym.sim.nodes import BOXED_IDS, box
+
+    specs = [JobSpec(i, 0.0, work=float(1 + i % 5), nodes=100 + 37 * (i % 7)) for i in range(40)]
+    sim = Simulator(Platform.single(1000), specs)  # its idle runs make the ids up to 1000 once
+    assert box(300) is box(300) and box(-1) == -1 and box(BOXED_IDS + 5) == BOXED_IDS + 5
+    while sim.advance():
+        for jid in list(sim.queue):
+            if sim.jobs[jid].spec.nodes <= sim.free_nodes():
+                sim.start(jid)
+        runs = sim.pool.idle[0]
+        for v in [*runs.lo, *runs.hi]:
+            assert v is box(v)
+        for job in sim.running.values():
+            assert all(v is box(v) for v in job._runs)
+        idle = np.flatnonzero(sim.node_cpu_used == 0.0)
+        assert np.array_equal(runs.ids(), idle)
+    assert all(j.state is JobState.COMPLETED for j in sim.jobs.values())
