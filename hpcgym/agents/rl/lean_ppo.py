@@ -37,7 +37,12 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.utils import obs_as_tensor
 from stable_baselines3.common.vec_env import VecEnv
 
-from hpcgym.agents.rl.lean_train import masked_log_prob_and_entropy, module_evaluate, ppo_updates
+from hpcgym.agents.rl.lean_train import (
+    masked_log_prob_and_entropy,
+    module_evaluate,
+    policy_latents,
+    ppo_updates,
+)
 from hpcgym.agents.rl.masked_categorical import (
     MASKED_LOGIT,
     masked_log_probs,
@@ -178,12 +183,7 @@ class LeanMaskablePPO(MaskablePPO):
         if _has_direct_inference(policy):
             logits, values = policy.infer(obs)
             return logits, values
-        features = policy.extract_features(obs)
-        if policy.share_features_extractor:
-            latent_pi, latent_vf = policy.mlp_extractor(features)
-        else:
-            latent_pi = policy.mlp_extractor.forward_actor(features[0])
-            latent_vf = policy.mlp_extractor.forward_critic(features[1])
+        latent_pi, latent_vf = policy_latents(policy, obs)
         values = policy.value_net(latent_vf)
         return policy.action_net(latent_pi).view(-1, policy.action_dist.action_dim), values
 

@@ -43,6 +43,18 @@ def masked_log_prob_and_entropy(
     return log_prob_of(log_p, actions), masked_entropy(log_p, masks)
 
 
+def policy_latents(policy: Any, obs: Any) -> tuple[th.Tensor, th.Tensor]:
+    """The actor's and critic's latents of ``obs``, as sb3's ``ActorCriticPolicy`` builds them."""
+    features = policy.extract_features(obs)
+    if policy.share_features_extractor:
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+        return latent_pi, latent_vf
+    return (
+        policy.mlp_extractor.forward_actor(features[0]),
+        policy.mlp_extractor.forward_critic(features[1]),
+    )
+
+
 def module_evaluate(policy: Any) -> Evaluate:
     """``policy.evaluate_actions`` with the masked categorical by hand: the same ops in order.
 
@@ -52,12 +64,7 @@ def module_evaluate(policy: Any) -> Evaluate:
     """
 
     def evaluate(obs: Any, actions: th.Tensor, masks: th.Tensor) -> tuple[Any, Any, Any]:
-        features = policy.extract_features(obs)
-        if policy.share_features_extractor:
-            latent_pi, latent_vf = policy.mlp_extractor(features)
-        else:
-            latent_pi = policy.mlp_extractor.forward_actor(features[0])
-            latent_vf = policy.mlp_extractor.forward_critic(features[1])
+        latent_pi, latent_vf = policy_latents(policy, obs)
         logits = policy.action_net(latent_pi).view(-1, policy.action_dist.action_dim)
         log_p = masked_log_probs(logits, masks.reshape(logits.shape))
         log_prob = log_prob_of(log_p, actions)
