@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -294,11 +295,40 @@ def _run_ray(tasks: Sequence[Task], ex: Executor, on_done: OnDone) -> list[Outco
     return outcomes
 
 
+PARENT_POLL_S = 1.0
+
+
+def _exit_when_orphaned(parent: int, poll_s: float) -> None:
+    """Leave this process as soon as ``parent`` is gone (checked every ``poll_s`` seconds)."""
+    while True:
+        time.sleep(poll_s)
+        try:
+            os.kill(parent, 0)
+        except ProcessLookupError:
+            os._exit(1)  # nothing to save: the parent stores each finished cell itself
+        except PermissionError:
+            continue  # alive, owned by another user (cannot happen for our own parent)
+
+
+def watch_parent(parent: int, poll_s: float = PARENT_POLL_S) -> None:
+    """A pool worker's initializer: exit when the process that started the pool dies.
+
+    A pool worker blocks on its task queue, whose write end it holds itself, so it never sees
+    its parent die: a bench killed by ``SIGTERM`` or ``SIGKILL`` would leave its workers (and
+    their fork server) running forever. A daemon thread polls the parent instead.
+    """
+    threading.Thread(
+        target=_exit_when_orphaned, args=(parent, poll_s), name="watch-parent", daemon=True
+    ).start()
+
+
 def _run_pool(tasks: Sequence[Task], workers: int, on_done: OnDone) -> list[Outcome]:
     # forkserver: a fork of a parent that already runs torch threads can deadlock.
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["hpcgym.bench.runner"])  # workers fork with imports done
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=ctx, initializer=watch_parent, initargs=(os.getpid(),)
+    )
     outcomes: list[Any] = [None] * len(tasks)
     try:
         futures = {pool.submit(run_cell, t): i for i, t in enumerate(tasks)}
