@@ -45,6 +45,9 @@ class Judged:
 
     scenario: str
     cross_trace: bool = False
+    also: tuple[str, ...] = ()
+    """Policies kept in the table whatever their verdict (a mode's own best rules, where the
+    best heuristic is a rule the agents' mode cannot play)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,12 @@ class Preset:
     scenarios: tuple[Judged, ...]
     agents: tuple[str, ...]
 
+
+# Reserve mode's own rules (RLScheduler's F1 and SJF): the judged best heuristic of these
+# scenarios is a rule the agents' mode cannot play (backfilling, or EASY), so the tables also
+# show what the agents face inside their mode.
+MODE_RULES = ("f1-reserve", "sjf-reserve")
+MODE_RULES_BF = ("f1-reserve-bf", "sjf-reserve-bf")
 
 PRESETS = {
     p.name: p
@@ -76,8 +85,8 @@ PRESETS = {
         Preset(
             "rlscheduler-reserve",
             (
-                Judged("rlsched-synlublin-large-v0"),
-                Judged("rlsched-sdsc-sp2-cross-v0", cross_trace=True),
+                Judged("rlsched-synlublin-large-v0", also=MODE_RULES),
+                Judged("rlsched-sdsc-sp2-cross-v0", cross_trace=True, also=MODE_RULES),
             ),
             (
                 "agents/rlsched-nobf-1m-relf1@best",
@@ -88,8 +97,8 @@ PRESETS = {
         Preset(
             "rlscheduler-reserve-bf",
             (
-                Judged("rlsched-synlublin-bf-large-v0"),
-                Judged("rlsched-sdsc-sp2-bf-cross-v0", cross_trace=True),
+                Judged("rlsched-synlublin-bf-large-v0", also=MODE_RULES_BF),
+                Judged("rlsched-sdsc-sp2-bf-cross-v0", cross_trace=True, also=MODE_RULES_BF),
             ),
             (
                 "agents/rlsched-bf-1m-relf1@best",
@@ -162,9 +171,10 @@ def agent_labels(agents: tuple[str, ...]) -> set[str]:
     return {policy_label(str(ROOT / agent)) for agent in agents}
 
 
-def kept(table: pd.DataFrame, agents: tuple[str, ...]) -> pd.DataFrame:
-    """The agents (whatever their verdict), the best heuristic, and what does not lose to it."""
-    keep = table["policy"].isin(agent_labels(agents)) | (table["verdict"] != "loses")
+def kept(table: pd.DataFrame, agents: tuple[str, ...], also: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The agents and ``also`` (any verdict), the best heuristic, what beats or ties it."""
+    shown = agent_labels(agents) | set(also)
+    keep = table["policy"].isin(shown) | (table["verdict"] != "loses")
     return table[keep]
 
 
@@ -194,7 +204,7 @@ def markdown(preset: Preset, tables: dict[str, pd.DataFrame | None], out: Path) 
                 "",
             ]
             continue
-        table = kept(whole, preset.agents)
+        table = kept(whole, preset.agents, judged.also)
         best = table.loc[table["verdict"] == "best heuristic", "policy"]
         cross = " (cross-trace: a trace the agents never trained on)" if judged.cross_trace else ""
         metric = table["metric"].iloc[0]

@@ -77,6 +77,22 @@ def test_a_table_keeps_agents_the_best_and_what_does_not_lose() -> None:
     assert "every disjoint window of the split: no two share a job (split `test`)" in text
 
 
+def test_a_modes_own_rules_are_kept_whatever_their_verdict() -> None:
+    table = pd.DataFrame(
+        [
+            _row("f1-reserve-bf", "heuristic", "best heuristic"),
+            _row("f1-reserve", "heuristic", "loses"),
+            _row("fcfs-reserve", "heuristic", "loses"),
+        ]
+    )
+    judged = study.Judged("rlsched-synlublin-large-v0", also=("f1-reserve",))
+    kept = study.kept(table, (), judged.also)
+    assert list(kept["policy"]) == ["f1-reserve-bf", "f1-reserve"]
+    assert list(study.kept(table, ())["policy"]) == ["f1-reserve-bf"]
+    reserve = study.PRESETS["rlscheduler-reserve"].scenarios
+    assert all("f1-reserve" in j.also for j in reserve)
+
+
 def test_a_scenario_without_a_finished_run_says_how_to_run_it(tmp_path: Path) -> None:
     preset = study.PRESETS["malleable"]
     out = tmp_path / "runs"
