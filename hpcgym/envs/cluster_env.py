@@ -313,9 +313,7 @@ class ClusterEnv(gym.Env[Any, np.int64]):
         reserve = self.reserve
         if reserve is not None:
             while True:
-                d = menu.decide(ledger, cap)
-                d.mask = d.mask.copy()
-                choice = reserve.mask(d.mask, d.queue_rows, ledger)
+                d, choice = reserve.decide(menu, ledger, cap)
                 if choice or not skip or sim.done:
                     break
                 advance()

@@ -27,7 +27,7 @@ to the next submission (1 when none is left).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 from gymnasium import spaces
@@ -46,6 +46,20 @@ from hpcgym.envs.ledger import (
 )
 from hpcgym.envs.menu import Decision
 
+
+
+def _native() -> Any:
+    """The C helpers of ``hpcgym.sim._batchcore`` (``gather_rows``, ``squash_column``), or
+    ``None`` in a pure-Python install (numpy does the same, slower)."""
+    try:
+        from hpcgym.sim import _batchcore
+    except ImportError:
+        return None
+    return _batchcore
+
+
+_NATIVE: Final = _native()
+
 HOUR = 3600.0
 DAY = 86400.0
 Q_FEATURES = 15
@@ -60,6 +74,8 @@ class DictObservation:
 
     def __init__(self, cfg: EnvConfig, n_clusters: int) -> None:
         self.cfg = cfg
+        self.native: Any = _NATIVE
+        """The C row helpers, or ``None`` for numpy (the same values; tests compare the two)."""
         shapes: dict[str, tuple[int, ...]] = {
             "cluster": (n_clusters, C_FEATURES),
             "queue": (cfg.queue_slots, Q_FEATURES),
@@ -101,8 +117,6 @@ class DictObservation:
         self.static_q = np.concatenate((q, no_fit, np.zeros((1, Q_FEATURES), dtype=np.float32)))
         """Static queue features per row with "fits now" set (rows ``0..n-1``) and clear
         (``n..2n-1``), and a zero row (index ``2n``) for empty slots: one gather fills both."""
-        self._pad_q = [2 * n] * self.cfg.queue_slots
-        self._pad_r = [n] * max(self.cfg.running_slots, self.cfg.suspended_slots)
         r = np.zeros((n, R_FEATURES), dtype=np.float32)
         r[:, 0] = 1.0
         r[:, 2] = q[:, 4]
@@ -133,9 +147,17 @@ class DictObservation:
     def _running(self, rows: list[int], slots: int, now: float) -> np.ndarray:
         k = len(rows)
         self.ledger.fresh(rows)
-        out = self.run_feat.take(rows + self._pad_r[: slots - k], axis=0)
-        if k:
-            t_start, eta_end = self.ledger.t_start, self.ledger.eta_end
+        out = np.zeros((slots, R_FEATURES), dtype=np.float32)
+        if not k:
+            return out
+        t_start, eta_end = self.ledger.t_start, self.ledger.eta_end
+        native = self.native
+        if native is not None and type(rows) is list:
+            native.gather_rows(out, self.run_feat, R_FEATURES, rows, None, 0)
+            native.squash_column(out, R_FEATURES, 5, rows, t_start, now, HOUR, False)
+            native.squash_column(out, R_FEATURES, 6, rows, eta_end, now, HOUR, True)
+        else:
+            out[:k] = self.run_feat.take(rows, axis=0)
             # Elapsed and remaining time, a column each.
             out[:k, 5] = [(x := now - t_start[r]) / (x + HOUR) for r in rows]
             out[:k, 6] = [y / (y + HOUR) if (y := eta_end[r] - now) > 0 else 0.0 for r in rows]
@@ -148,11 +170,19 @@ class DictObservation:
         rows = d.queue_rows
         k = len(rows)
         n = led.n
-        idx = [r if f else r + n for r, f in zip(rows, d.fits, strict=True)]
-        queue = self.static_q.take(idx + self._pad_q[: cfg.queue_slots - k], axis=0)
-        if k:
+        # Empty slots are zero rows; only the window's rows are gathered (an index list
+        # converts to an array at about 20 ns an item).
+        queue = np.zeros((cfg.queue_slots, Q_FEATURES), dtype=np.float32)
+        native = self.native
+        if k and native is not None and type(rows) is list and type(d.fits) is list:
+            native.gather_rows(queue, self.static_q, Q_FEATURES, rows, d.fits, n)
+            native.squash_column(queue, Q_FEATURES, 1, rows, led.submit_list, now, HOUR, False)
+        elif k:
+            idx = [r if f else r + n for r, f in zip(rows, d.fits, strict=True)]
+            filled = queue[:k]
+            filled[:] = self.static_q.take(idx, axis=0)
             submit = led.submit_list
-            queue[:k, 1] = [(w := now - submit[r]) / (w + HOUR) for r in rows]
+            filled[:, 1] = [(w := now - submit[r]) / (w + HOUR) for r in rows]
         out: dict[str, np.ndarray] = {
             "cluster": self._cluster(free),
             "queue": queue,

@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from hpcgym.envs.capacity import Capacity
 from hpcgym.envs.commands import Commander
 from hpcgym.envs.ledger import JobLedger
+from hpcgym.envs.menu import _NONE2, _NONE_B, ActionMenu, Decision, _ReqStarts
 from hpcgym.sim.planning import estimated_end, runtime_estimate, shadow
 from hpcgym.sim.simulator import Simulator
 
@@ -41,6 +43,66 @@ class ReserveSelection:
         self.backfill = backfill
         self.offset = start_offset
         self.machine = machine
+        self._ledger: JobLedger | None = None
+        self._all_fit = False
+        """Whether every job of ``_ledger``'s episode fits the machine (then a mask depends on
+        the window's length only)."""
+        self._masks: list[np.ndarray] = []
+        """The mask of a window of ``k`` jobs that all fit the machine, by ``k``."""
+
+    def decide(self, menu: ActionMenu, ledger: JobLedger, cap: Capacity) -> tuple[Decision, bool]:
+        """The decision point with reserve mode's mask (see :meth:`mask`); any job to choose?
+
+        The same ``Decision`` as ``menu.decide`` with the mask of :meth:`mask`. When the menu
+        is advance and the start block only, jobs are whole nodes and the window is in
+        submission order (``ActionMenu.decide``'s fast path; not a subclass), it is built here without the
+        menu's own mask; when every job of the episode fits the machine, the mask is a copy
+        of one cached by the window's length.
+        """
+        if not (menu._starts_only and ledger.simple) or type(menu) is not ActionMenu:
+            d = menu.decide(ledger, cap)
+            d.mask = d.mask.copy()
+            return d, self.mask(d.mask, d.queue_rows, ledger)
+        if ledger is not self._ledger:
+            self._ledger = ledger
+            self._all_fit = max(ledger.req_list, default=0) <= self.machine
+        qlist = ledger.queued[: menu._q]
+        k = len(qlist)
+        room = cap.max_idle()
+        reqs = list(map(ledger.req_list.__getitem__, qlist))
+        flags = [x <= room for x in reqs]
+        choosable = k > 0
+        if self._all_fit:
+            masks = self._masks
+            while len(masks) <= k:
+                m = menu._template.copy()
+                m[self.offset : self.offset + len(masks)] = 1
+                m[0] = not masks
+                masks.append(m)
+            mask = masks[k].copy()
+        else:
+            mask = menu._template.copy()
+            choosable = self.mask(mask, qlist, ledger)
+        holding = ledger.holding
+        d = Decision(
+            qlist,
+            holding[: menu.cfg.running_slots],
+            [],
+            _ReqStarts(reqs, flags),
+            _NONE2,
+            _NONE2,
+            _NONE2,
+            _NONE_B,
+            _NONE_B,
+            _NONE_B,
+            mask,
+            len(holding),
+            flags,
+            True in flags,
+            _NONE_B,
+            _NONE_B,
+        )
+        return d, choosable
 
     def mask(self, mask: np.ndarray, queue_rows: list[int], ledger: JobLedger) -> bool:
         """Make every queued job of the window that fits the machine choosable; any such job?

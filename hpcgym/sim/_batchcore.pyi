@@ -15,3 +15,16 @@ def run(
 def set_column(descr: object, objects: list[object], values: object, per_object: bool) -> None: ...
 def untrack(objects: list[object]) -> None: ...
 def new_objects(cls: type, n: int) -> list[Any]: ...
+def gather_rows(
+    out: object, table: object, width: int, rows: list[int], fits: list[bool] | None, offset: int
+) -> None: ...
+def squash_column(
+    out: object,
+    width: int,
+    col: int,
+    rows: list[int],
+    values: list[float],
+    now: float,
+    scale: float,
+    ahead: bool,
+) -> None: ...
