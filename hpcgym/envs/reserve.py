@@ -32,6 +32,7 @@ from hpcgym.envs.capacity import Capacity
 from hpcgym.envs.commands import Commander
 from hpcgym.envs.ledger import JobLedger
 from hpcgym.envs.menu import _NONE2, _NONE_B, ActionMenu, Decision, _ReqStarts
+from hpcgym.sim.job import Job
 from hpcgym.sim.planning import estimated_end, runtime_estimate, shadow
 from hpcgym.sim.simulator import Simulator
 
@@ -122,7 +123,7 @@ class ReserveSelection:
     def commit(self, row: int, sim: Simulator, cmd: Commander) -> None:
         """Start the job of ledger ``row`` now if it fits, else wait for it (and backfill)."""
         job = cmd.ledger.jobs[row]
-        jid = job.spec.id
+        jid = job.id
         need = job.spec.nodes
         limit: float | None = None
         while True:
@@ -134,23 +135,25 @@ class ReserveSelection:
                 if limit is None:
                     releases = sorted((estimated_end(sim, j), j.size) for j in sim.running.values())
                     limit = shadow(sim.now, free, need, releases)[0]
-                self._backfill(jid, limit, sim, cmd)
+                if free:
+                    self._backfill(job, limit, free, sim, cmd)
             if not cmd.advance():
                 return  # every job has ended (the chosen one was rejected or killed)
             if jid not in sim.queue:
                 return
 
     @staticmethod
-    def _backfill(chosen: int, limit: float, sim: Simulator, cmd: Commander) -> None:
-        free = sim.pool.free[0]
+    def _backfill(chosen: Job, limit: float, free: int, sim: Simulator, cmd: Commander) -> None:
+        """Start, in submission order, every other queued job that fits the ``free`` nodes
+        left and whose estimated end is strictly before ``limit``."""
         now = sim.now
         row_of = cmd.ledger.row_of
-        for jid, job in list(sim.queue.items()):
-            if free == 0:
-                return
-            n = job.spec.nodes
-            if jid == chosen or n > free:
+        for job in sim.queued_jobs():
+            n = job._want  # ``spec.nodes``, kept by the job as a native field
+            if job is chosen or n > free:
                 continue
             if now + runtime_estimate(job.spec) < limit:
-                cmd.start(row_of[jid])
+                cmd.start(row_of[job.id])
                 free -= n
+                if free == 0:
+                    return
