@@ -48,17 +48,18 @@ from hpcgym.envs.menu import Decision
 
 
 
-def _native() -> Any:
-    """The C helpers of ``hpcgym.sim._batchcore`` (``gather_rows``, ``squash_column``), or
-    ``None`` in a pure-Python install (numpy does the same, slower)."""
+def _fill_rows() -> Any:
+    """``hpcgym.sim._batchcore.fill_rows`` (C), or ``None`` in a pure-Python install (numpy then
+    gives the same values, slower)."""
     try:
         from hpcgym.sim import _batchcore
     except ImportError:
         return None
-    return _batchcore
+    return _batchcore.fill_rows
 
 
-_NATIVE: Final = _native()
+_FILL_ROWS: Final = _fill_rows()
+_NO_VALUES: Final[list[float]] = []
 
 HOUR = 3600.0
 DAY = 86400.0
@@ -74,8 +75,8 @@ class DictObservation:
 
     def __init__(self, cfg: EnvConfig, n_clusters: int) -> None:
         self.cfg = cfg
-        self.native: Any = _NATIVE
-        """The C row helpers, or ``None`` for numpy (the same values; tests compare the two)."""
+        self.fill_rows: Any = _FILL_ROWS
+        """The C row filler, or ``None`` for numpy (the same values; a test compares them)."""
         shapes: dict[str, tuple[int, ...]] = {
             "cluster": (n_clusters, C_FEATURES),
             "queue": (cfg.queue_slots, Q_FEATURES),
@@ -151,11 +152,10 @@ class DictObservation:
         if not k:
             return out
         t_start, eta_end = self.ledger.t_start, self.ledger.eta_end
-        native = self.native
-        if native is not None and type(rows) is list:
-            native.gather_rows(out, self.run_feat, R_FEATURES, rows, None, 0)
-            native.squash_column(out, R_FEATURES, 5, rows, t_start, now, HOUR, False)
-            native.squash_column(out, R_FEATURES, 6, rows, eta_end, now, HOUR, True)
+        fill = self.fill_rows
+        if fill is not None and type(rows) is list:
+            # Columns 5 and 6: elapsed since the start, estimated time left.
+            fill(out, self.run_feat, R_FEATURES, rows, None, 0, now, HOUR, 5, t_start, 6, eta_end)
         else:
             out[:k] = self.run_feat.take(rows, axis=0)
             # Elapsed and remaining time, a column each.
@@ -173,10 +173,10 @@ class DictObservation:
         # Empty slots are zero rows; only the window's rows are gathered (an index list
         # converts to an array at about 20 ns an item).
         queue = np.zeros((cfg.queue_slots, Q_FEATURES), dtype=np.float32)
-        native = self.native
-        if k and native is not None and type(rows) is list and type(d.fits) is list:
-            native.gather_rows(queue, self.static_q, Q_FEATURES, rows, d.fits, n)
-            native.squash_column(queue, Q_FEATURES, 1, rows, led.submit_list, now, HOUR, False)
+        fill = self.fill_rows
+        if k and fill is not None and type(rows) is list and type(d.fits) is list:
+            submit = led.submit_list  # column 1: the wait
+            fill(queue, self.static_q, Q_FEATURES, rows, d.fits, n, now, HOUR, 1, submit, -1, _NO_VALUES)
         elif k:
             idx = [r if f else r + n for r, f in zip(rows, d.fits, strict=True)]
             filled = queue[:k]

@@ -70,7 +70,8 @@ class ReserveSelection:
         qlist = ledger.queued[: menu._q]
         k = len(qlist)
         room = cap.max_idle()
-        reqs = list(map(ledger.req_list.__getitem__, qlist))
+        req_list = ledger.req_list
+        reqs = [req_list[r] for r in qlist]
         flags = [x <= room for x in reqs]
         choosable = k > 0
         if self._all_fit:

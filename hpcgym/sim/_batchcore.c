@@ -562,18 +562,49 @@ static int float32_buffer(PyObject *obj, Py_buffer *view, int writable) {
     return 0;
 }
 
-/* gather_rows(out, table, width, rows, fits, offset): row i of `out` becomes row
- * `rows[i]` of `table` (rows of `width` float32s), or row `rows[i] + offset` when `fits` is
- * not None and `fits[i]` is false: `out[:k] = table.take([r if f else r + offset ...], 0)`. */
-static PyObject *gather_rows(PyObject *self, PyObject *args) {
-    PyObject *out, *table, *rows, *fits;
-    Py_ssize_t width, offset;
-    if (!PyArg_ParseTuple(args, "OOnO!On", &out, &table, &width, &PyList_Type, &rows, &fits,
-                          &offset))
+/* The float of list `values` at `r`, or -1 with an exception set (`*v` unset). */
+static int value_at(PyObject *values, Py_ssize_t r, double *v) {
+    if (r < 0 || r >= PyList_GET_SIZE(values)) {
+        PyErr_Format(PyExc_IndexError, "fill_rows: row %zd out of range of values", r);
+        return -1;
+    }
+    *v = PyFloat_AsDouble(PyList_GET_ITEM(values, r));
+    return (*v == -1.0 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* fill_rows(out, table, width, rows, fits, offset, now, scale, since, since_values, until,
+ * until_values): row i of `out` (float32 rows of `width`) becomes row `rows[i]` of `table`, or
+ * row `rows[i] + offset` when `fits` is a list and `fits[i]` is false; then, unless the column
+ * is -1, with v the row's value in the list of values:
+ *   out[i, since] = x / (x + scale), x = now - v;
+ *   out[i, until] = y / (y + scale) if y > 0 else 0, y = v - now.
+ * Each in double, rounded once to float32, as numpy stores a Python float in a float32 array.
+ * The numpy equivalent: `out[:k] = table.take(index, 0)` and a list of the values per column. */
+static PyObject *fill_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 12) {
+        PyErr_SetString(PyExc_TypeError, "fill_rows takes 12 arguments");
         return NULL;
+    }
+    PyObject *out = args[0], *table = args[1], *rows = args[3], *fits = args[4];
+    PyObject *since_values = args[9], *until_values = args[11];
+    Py_ssize_t width = PyLong_AsSsize_t(args[2]);
+    Py_ssize_t offset = PyLong_AsSsize_t(args[5]);
+    double now = PyFloat_AsDouble(args[6]);
+    double scale = PyFloat_AsDouble(args[7]);
+    Py_ssize_t since = PyLong_AsSsize_t(args[8]);
+    Py_ssize_t until = PyLong_AsSsize_t(args[10]);
+    if (PyErr_Occurred()) return NULL;
+    if (!PyList_Check(rows) || !PyList_Check(since_values) || !PyList_Check(until_values)) {
+        PyErr_SetString(PyExc_TypeError, "fill_rows: rows and values must be lists");
+        return NULL;
+    }
     Py_ssize_t k = PyList_GET_SIZE(rows);
     if (fits != Py_None && (!PyList_Check(fits) || PyList_GET_SIZE(fits) != k)) {
-        PyErr_SetString(PyExc_ValueError, "gather_rows: fits must be None or a list as long as rows");
+        PyErr_SetString(PyExc_ValueError, "fill_rows: fits must be None or a list as long as rows");
+        return NULL;
+    }
+    if (width <= 0 || since < -1 || since >= width || until < -1 || until >= width) {
+        PyErr_SetString(PyExc_ValueError, "fill_rows: a column is out of the rows' width");
         return NULL;
     }
     Py_buffer o, t;
@@ -584,26 +615,38 @@ static PyObject *gather_rows(PyObject *self, PyObject *args) {
     }
     float *dst = (float *)o.buf;
     const float *src = (const float *)t.buf;
-    Py_ssize_t out_rows = width > 0 ? o.len / 4 / width : 0;
-    Py_ssize_t table_rows = width > 0 ? t.len / 4 / width : 0;
+    Py_ssize_t table_rows = t.len / 4 / width;
     PyObject *result = NULL;
-    if (width <= 0 || k > out_rows) {
-        PyErr_SetString(PyExc_ValueError, "gather_rows: out has fewer rows than rows");
+    if (k > o.len / 4 / width) {
+        PyErr_SetString(PyExc_ValueError, "fill_rows: out has fewer rows than rows");
         goto done;
     }
     for (Py_ssize_t i = 0; i < k; i++) {
         Py_ssize_t r = PyLong_AsSsize_t(PyList_GET_ITEM(rows, i));
         if (r == -1 && PyErr_Occurred()) goto done;
+        Py_ssize_t at = r;
         if (fits != Py_None) {
             int f = PyObject_IsTrue(PyList_GET_ITEM(fits, i));
             if (f < 0) goto done;
-            if (!f) r += offset;
+            if (!f) at += offset;
         }
-        if (r < 0 || r >= table_rows) {
-            PyErr_Format(PyExc_IndexError, "gather_rows: row %zd out of range", r);
+        if (at < 0 || at >= table_rows) {
+            PyErr_Format(PyExc_IndexError, "fill_rows: row %zd out of range of the table", at);
             goto done;
         }
-        memcpy(dst + i * width, src + r * width, (size_t)width * sizeof(float));
+        float *row = dst + i * width;
+        memcpy(row, src + at * width, (size_t)width * sizeof(float));
+        double v;
+        if (since >= 0) {
+            if (value_at(since_values, r, &v) < 0) goto done;
+            double x = now - v;
+            row[since] = (float)(x / (x + scale));
+        }
+        if (until >= 0) {
+            if (value_at(until_values, r, &v) < 0) goto done;
+            double y = v - now;
+            row[until] = (float)(y > 0 ? y / (y + scale) : 0.0);
+        }
     }
     result = Py_None;
     Py_INCREF(result);
@@ -613,62 +656,14 @@ done:
     return result;
 }
 
-/* squash_column(out, width, col, rows, values, now, scale, ahead): for every i, with
- * v = values[rows[i]]: x = now - v (ahead false) and out[i, col] = x / (x + scale); or
- * y = v - now (ahead true) and out[i, col] = y / (y + scale) if y > 0 else 0. Computed in
- * double and rounded once to float32, as numpy stores a Python float in a float32 array. */
-static PyObject *squash_column(PyObject *self, PyObject *args) {
-    PyObject *out, *rows, *values;
-    Py_ssize_t width, col;
-    double now, scale;
-    int ahead;
-    if (!PyArg_ParseTuple(args, "OnnO!O!ddp", &out, &width, &col, &PyList_Type, &rows,
-                          &PyList_Type, &values, &now, &scale, &ahead))
-        return NULL;
-    Py_buffer o;
-    if (float32_buffer(out, &o, 1) < 0) return NULL;
-    float *dst = (float *)o.buf;
-    Py_ssize_t k = PyList_GET_SIZE(rows), nv = PyList_GET_SIZE(values);
-    PyObject *result = NULL;
-    if (width <= 0 || col < 0 || col >= width || k > o.len / 4 / width) {
-        PyErr_SetString(PyExc_ValueError, "squash_column: out is too small for rows");
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < k; i++) {
-        Py_ssize_t r = PyLong_AsSsize_t(PyList_GET_ITEM(rows, i));
-        if (r == -1 && PyErr_Occurred()) goto done;
-        if (r < 0 || r >= nv) {
-            PyErr_Format(PyExc_IndexError, "squash_column: row %zd out of range", r);
-            goto done;
-        }
-        double v = PyFloat_AsDouble(PyList_GET_ITEM(values, r));
-        if (v == -1.0 && PyErr_Occurred()) goto done;
-        double q;
-        if (ahead) {
-            double y = v - now;
-            q = y > 0 ? y / (y + scale) : 0.0;
-        } else {
-            double x = now - v;
-            q = x / (x + scale);
-        }
-        dst[i * width + col] = (float)q;
-    }
-    result = Py_None;
-    Py_INCREF(result);
-done:
-    PyBuffer_Release(&o);
-    return result;
-}
-
 static PyMethodDef methods[] = {
-    {"gather_rows", gather_rows, METH_VARARGS,
-     "gather_rows(out, table, width, rows, fits, offset)\n\n"
-     "out[:k] = table.take([r if fits is None or f else r + offset for r, f in ...], 0), on "
-     "float32 rows of width floats."},
-    {"squash_column", squash_column, METH_VARARGS,
-     "squash_column(out, width, col, rows, values, now, scale, ahead)\n\n"
-     "out[i, col] = x / (x + scale) for x = now - values[rows[i]] (ahead false), or for "
-     "y = values[rows[i]] - now where positive, else 0 (ahead true); float32 rows."},
+    {"fill_rows", (PyCFunction)(void (*)(void))fill_rows, METH_FASTCALL,
+     "fill_rows(out, table, width, rows, fits, offset, now, scale, since, since_values, until, "
+     "until_values)\n\n"
+     "out[:k] = table.take([r if fits is None or f else r + offset ...], 0) on float32 rows of "
+     "width; then, for a column other than -1, out[i, since] = x / (x + scale) with "
+     "x = now - since_values[rows[i]], out[i, until] = y / (y + scale) where y = "
+     "until_values[rows[i]] - now is positive, else 0."},
     {"new_objects", new_objects, METH_VARARGS,
      "new_objects(cls, n)\n\n[object.__new__(cls) for _ in range(n)], in C."},
     {"untrack", untrack, METH_O,

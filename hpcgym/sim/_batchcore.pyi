@@ -15,16 +15,17 @@ def run(
 def set_column(descr: object, objects: list[object], values: object, per_object: bool) -> None: ...
 def untrack(objects: list[object]) -> None: ...
 def new_objects(cls: type, n: int) -> list[Any]: ...
-def gather_rows(
-    out: object, table: object, width: int, rows: list[int], fits: list[bool] | None, offset: int
-) -> None: ...
-def squash_column(
+def fill_rows(
     out: object,
+    table: object,
     width: int,
-    col: int,
     rows: list[int],
-    values: list[float],
+    fits: list[bool] | None,
+    offset: int,
     now: float,
     scale: float,
-    ahead: bool,
+    since: int,
+    since_values: list[float],
+    until: int,
+    until_values: list[float],
 ) -> None: ...

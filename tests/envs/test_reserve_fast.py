@@ -6,8 +6,8 @@
   largest job (the uncached mask);
 - the backfilling pass (over ``EngineCore.queued_jobs``) against the pass it replaced, a copy
   of which is played here through the env: the same observations, masks and rewards;
-- the observation's C row helpers (``_batchcore.gather_rows`` and ``squash_column``) against
-  the numpy path the encoder takes without them, bit for bit.
+- the observation's C row filler (``_batchcore.fill_rows``) against the numpy path the encoder
+  takes without it, bit for bit.
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ def test_queued_jobs_lists_the_queue_in_order() -> None:
     assert max(seen) > 1
 
 
-# ------------------------------------------------------------------ C row helpers
+# ------------------------------------------------------------------ C row filler
 @pytest.mark.parametrize(
     ("env_id", "kwargs"),
     [
@@ -181,10 +181,10 @@ def test_queued_jobs_lists_the_queue_in_order() -> None:
 )
 def test_observations_are_the_same_without_the_c_helpers(env_id: str, kwargs: Any) -> None:
     fast = gym.make(env_id, **kwargs)
-    if fast.unwrapped.encoder.native is None:
+    if fast.unwrapped.encoder.fill_rows is None:
         pytest.skip("pure-Python install: only the numpy path exists")
     plain = gym.make(env_id, **kwargs)
-    plain.unwrapped.encoder.native = None
+    plain.unwrapped.encoder.fill_rows = None
 
     def obs_bytes(obs: Any, r: float, info: Any) -> Any:
         if isinstance(obs, dict):
@@ -197,7 +197,7 @@ def test_observations_are_the_same_without_the_c_helpers(env_id: str, kwargs: An
 _floats = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e30, max_value=1e30)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     n=st.integers(1, 20),
     width=st.integers(1, 16),
@@ -205,7 +205,7 @@ _floats = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e30, max_
     now=_floats,
     scale=st.sampled_from([3600.0, 86400.0, 1.0]),
 )
-def test_c_row_helpers_equal_numpy(n: int, width: int, data: Any, now: float, scale: float):
+def test_fill_rows_equals_numpy(n: int, width: int, data: Any, now: float, scale: float) -> None:
     core = pytest.importorskip("hpcgym.sim._batchcore")
     table = np.asarray(
         data.draw(st.lists(_floats, min_size=2 * n * width, max_size=2 * n * width)),
@@ -213,47 +213,54 @@ def test_c_row_helpers_equal_numpy(n: int, width: int, data: Any, now: float, sc
     ).reshape(2 * n, width)
     slots = data.draw(st.integers(1, 12))
     rows = data.draw(st.lists(st.integers(0, n - 1), max_size=slots))
-    fits = data.draw(st.lists(st.booleans(), min_size=len(rows), max_size=len(rows)))
-    values = data.draw(st.lists(_floats, min_size=n, max_size=n))
-    col = data.draw(st.integers(0, width - 1))
-    ahead = data.draw(st.booleans())
+    fits = data.draw(st.none() | st.lists(st.booleans(), min_size=len(rows), max_size=len(rows)))
+    since_values = data.draw(st.lists(_floats, min_size=n, max_size=n))
+    until_values = data.draw(st.lists(_floats, min_size=n, max_size=n))
+    since = data.draw(st.integers(-1, width - 1))
+    until = data.draw(st.integers(-1, width - 1))
     out = np.zeros((slots, width), dtype=np.float32)
-    core.gather_rows(out, table, width, rows, fits, n)
-    core.squash_column(out, width, col, rows, values, now, scale, ahead)
+    core.fill_rows(
+        out, table, width, rows, fits, n, now, scale, since, since_values, until, until_values
+    )
     want = np.zeros((slots, width), dtype=np.float32)
     k = len(rows)
     if k:
-        want[:k] = table.take([r if f else r + n for r, f in zip(rows, fits, strict=True)], 0)
+        flags = fits if fits is not None else [True] * k
+        want[:k] = table.take([r if f else r + n for r, f in zip(rows, flags, strict=True)], 0)
         with np.errstate(all="ignore"):
-            if ahead:
-                want[:k, col] = [
-                    y / (y + scale) if (y := values[r] - now) > 0 else 0.0 for r in rows
+            if since >= 0:
+                want[:k, since] = [(x := now - since_values[r]) / (x + scale) for r in rows]
+            if until >= 0:
+                want[:k, until] = [
+                    y / (y + scale) if (y := until_values[r] - now) > 0 else 0.0 for r in rows
                 ]
-            else:
-                want[:k, col] = [(x := now - values[r]) / (x + scale) for r in rows]
     assert out.tobytes() == want.tobytes()
-    plain = np.zeros((slots, width), dtype=np.float32)
-    core.gather_rows(plain, table, width, rows, None, 0)
-    assert plain[:k].tobytes() == table.take(rows, 0).tobytes() if k else not plain.any()
 
 
-def test_c_row_helpers_refuse_bad_arguments() -> None:
+def test_fill_rows_refuses_bad_arguments() -> None:
     core = pytest.importorskip("hpcgym.sim._batchcore")
     table = np.ones((4, 3), dtype=np.float32)
     out = np.zeros((2, 3), dtype=np.float32)
+    vals = [1.0, 2.0]
+
+    def fill(*args: Any) -> None:
+        core.fill_rows(*args)
+
     with pytest.raises(IndexError):
-        core.gather_rows(out, table, 3, [4], None, 0)
+        fill(out, table, 3, [4], None, 0, 0.0, 1.0, -1, [], -1, [])
     with pytest.raises(IndexError):
-        core.gather_rows(out, table, 3, [1], [False], 3)
+        fill(out, table, 3, [1], [False], 3, 0.0, 1.0, -1, [], -1, [])
     with pytest.raises(ValueError, match="fewer rows"):
-        core.gather_rows(out, table, 3, [0, 1, 2], None, 0)
+        fill(out, table, 3, [0, 1, 2], None, 0, 0.0, 1.0, -1, [], -1, [])
     with pytest.raises(ValueError, match="fits"):
-        core.gather_rows(out, table, 3, [0, 1], [True], 0)
+        fill(out, table, 3, [0, 1], [True], 0, 0.0, 1.0, -1, [], -1, [])
     with pytest.raises(TypeError):
-        core.gather_rows(np.zeros((2, 3)), table, 3, [0], None, 0)
+        fill(np.zeros((2, 3)), table, 3, [0], None, 0, 0.0, 1.0, -1, [], -1, [])
     with pytest.raises(ValueError):
-        core.gather_rows(out[:, :2], table, 3, [0], None, 0)  # not contiguous
+        fill(out[:, :2], table, 3, [0], None, 0, 0.0, 1.0, -1, [], -1, [])  # not contiguous
     with pytest.raises(IndexError):
-        core.squash_column(out, 3, 0, [5], [1.0, 2.0], 0.0, 1.0, False)
-    with pytest.raises(ValueError, match="too small"):
-        core.squash_column(out, 3, 3, [0], [1.0], 0.0, 1.0, False)
+        fill(out, table, 3, [3], None, 0, 0.0, 1.0, 0, vals, -1, [])
+    with pytest.raises(ValueError, match="width"):
+        fill(out, table, 3, [0], None, 0, 0.0, 1.0, 3, vals, -1, [])
+    with pytest.raises(TypeError, match="12 arguments"):
+        core.fill_rows(out, table)
