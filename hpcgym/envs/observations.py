@@ -47,10 +47,11 @@ from hpcgym.envs.ledger import (
 from hpcgym.envs.menu import Decision
 
 
-
 def _fill_rows() -> Any:
-    """``hpcgym.sim._batchcore.fill_rows`` (C), or ``None`` in a pure-Python install (numpy then
-    gives the same values, slower)."""
+    """``hpcgym.sim._batchcore.fill_rows`` (C), or ``None`` in a pure-Python install.
+
+    Without it numpy gives the same values, slower.
+    """
     try:
         from hpcgym.sim import _batchcore
     except ImportError:
@@ -176,7 +177,20 @@ class DictObservation:
         fill = self.fill_rows
         if k and fill is not None and type(rows) is list and type(d.fits) is list:
             submit = led.submit_list  # column 1: the wait
-            fill(queue, self.static_q, Q_FEATURES, rows, d.fits, n, now, HOUR, 1, submit, -1, _NO_VALUES)
+            fill(
+                queue,
+                self.static_q,
+                Q_FEATURES,
+                rows,
+                d.fits,
+                n,
+                now,
+                HOUR,
+                1,
+                submit,
+                -1,
+                _NO_VALUES,
+            )
         elif k:
             idx = [r if f else r + n for r, f in zip(rows, d.fits, strict=True)]
             filled = queue[:k]

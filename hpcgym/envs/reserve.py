@@ -56,9 +56,9 @@ class ReserveSelection:
 
         The same ``Decision`` as ``menu.decide`` with the mask of :meth:`mask`. When the menu
         is advance and the start block only, jobs are whole nodes and the window is in
-        submission order (``ActionMenu.decide``'s fast path; not a subclass), it is built here without the
-        menu's own mask; when every job of the episode fits the machine, the mask is a copy
-        of one cached by the window's length.
+        submission order (``ActionMenu.decide``'s fast path; not a subclass), it is built
+        here without the menu's own mask; when every job of the episode fits the machine, the
+        mask is a copy of one cached by the window's length.
         """
         if not (menu._starts_only and ledger.simple) or type(menu) is not ActionMenu:
             d = menu.decide(ledger, cap)
@@ -145,8 +145,10 @@ class ReserveSelection:
 
     @staticmethod
     def _backfill(chosen: Job, limit: float, free: int, sim: Simulator, cmd: Commander) -> None:
-        """Start, in submission order, every other queued job that fits the ``free`` nodes
-        left and whose estimated end is strictly before ``limit``."""
+        """Start the other queued jobs that fit and end strictly before ``limit``.
+
+        In submission order, each on the ``free`` nodes left by those before it.
+        """
         now = sim.now
         row_of = cmd.ledger.row_of
         for job in sim.queued_jobs():
