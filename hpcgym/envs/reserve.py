@@ -121,6 +121,26 @@ class ReserveSelection:
         mask[0] = not choosable
         return choosable
 
+    def settle(
+        self,
+        menu: ActionMenu,
+        ledger: JobLedger,
+        cap: Capacity,
+        sim: Simulator,
+        cmd: Commander,
+        skip: bool,
+    ) -> Decision:
+        """The next decision point (:meth:`decide`).
+
+        With ``skip`` (``skip_trivial``), the engine advances past those without a job to
+        choose, until the episode ends.
+        """
+        while True:
+            d, choice = self.decide(menu, ledger, cap)
+            if choice or not skip or sim.done:
+                return d
+            cmd.advance()
+
     def commit(self, row: int, sim: Simulator, cmd: Commander) -> None:
         """Start the job of ledger ``row`` now if it fits, else wait for it (and backfill)."""
         job = cmd.ledger.jobs[row]
