@@ -97,6 +97,13 @@ class _ReferenceReserve:
         d.mask = d.mask.copy()
         return d, self.real.mask(d.mask, d.queue_rows, ledger)
 
+    def settle(self, menu: Any, ledger: Any, cap: Any, sim: Any, cmd: Any, skip: bool) -> Any:
+        while True:
+            d, choice = self.decide(menu, ledger, cap)
+            if choice or not skip or sim.done:
+                return d
+            cmd.advance()
+
     def commit(self, row: int, sim: Any, cmd: Any) -> None:
         job = cmd.ledger.jobs[row]
         jid = job.spec.id
