@@ -58,6 +58,18 @@ SCHEDULERS = ("fcfs", "easy")
 TARGET_ENV, TARGET_LOOP, TARGET_SIMULATE = 0.5, 1.0, 2.0
 
 
+RLSCHED: dict[str, Any] = {
+    "workload": "rlsched/lublin256-v0",
+    "platform": None,
+    "n_jobs": 256,
+    "selection": "reserve",
+    "queue_slots": 128,
+    "kill_on_walltime": False,
+}
+"""RLScheduler's setting in reserve mode (``rlscheduler_env.py``): lublin_256, 256-job
+episodes, 128 queue slots; add ``reserve_backfill=True`` for its backfilling."""
+
+
 def cpu_of(run: Callable[[], float | None]) -> float:
     """CPU seconds of ``run()`` after a full collection, or what it returned (a part of it)."""
     gc.collect()
@@ -229,7 +241,8 @@ def targets(env: list[dict[str, Any]], shapes: list[dict[str, Any]]) -> list[str
 def one_process(what: str, n: int) -> None:
     """A whole process's work for A/B timing under each commit's build (``/usr/bin/time -v``).
 
-    ``what``: a preset id (``n`` random masked steps; ``ID:reserve`` for reserve mode) or
+    ``what``: a preset id (``n`` random masked steps; ``ID:reserve`` for reserve mode,
+    ``ID:rlsched`` and ``ID:rlsched-bf`` for RLScheduler's setting, :data:`RLSCHED`) or
     ``simulate`` (``swf/sdsc-sp2-v0`` loaded, then ``n`` rounds of ``make("fcfs")`` and
     ``make("easy")`` ``.simulate()``), or ``loop:SHAPE:NAME`` (``scale.py``'s shape ``SHAPE``,
     at most 20,000 jobs, from the default cache, then ``n`` event loops of ``make(NAME)``, each
@@ -253,7 +266,13 @@ def one_process(what: str, n: int) -> None:
                 make(name).simulate(w.platform, w.jobs)
         return
     env_id, _, mode = what.partition(":")
-    env = gym.make(env_id, **({"selection": "reserve"} if mode == "reserve" else {}))
+    kwargs: dict[str, Any] = {
+        "": {},
+        "reserve": {"selection": "reserve"},
+        "rlsched": RLSCHED,
+        "rlsched-bf": {**RLSCHED, "reserve_backfill": True},
+    }[mode]
+    env = gym.make(env_id, **kwargs)
     random_steps(env, n, seed=0)
 
 

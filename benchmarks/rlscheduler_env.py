@@ -38,7 +38,7 @@ from typing import Any
 
 import gymnasium
 import numpy as np
-from env_path import random_steps
+from env_path import RLSCHED, random_steps
 from results_md import build_note, write_section
 
 import hpcgym  # noqa: F401  (registers the ids)
@@ -112,16 +112,7 @@ def rlscheduler_steps(env: Any, steps: int, rng: np.random.Generator) -> int:
 
 def hpcgym_env(backfill: bool) -> Any:
     """hpcgym's RLScheduler setting (``docs/env.md``, "Reserve mode") on lublin_256."""
-    return gymnasium.make(
-        "hpcgym/Rigid-v0",
-        workload="rlsched/lublin256-v0",
-        platform=None,
-        n_jobs=256,
-        selection="reserve",
-        reserve_backfill=backfill,
-        queue_slots=128,
-        kill_on_walltime=False,
-    )
+    return gymnasium.make("hpcgym/Rigid-v0", **RLSCHED, reserve_backfill=backfill)
 
 
 def hpcgym_steps(env: Any, steps: int, rng: np.random.Generator) -> int:

@@ -308,19 +308,12 @@ class ClusterEnv(gym.Env[Any, np.int64]):
         """Compute the decision point, advancing past those where only "advance" is legal."""
         sim = self.sim
         assert sim is not None
-        menu, ledger, cap, advance = self.menu, self.ledger, self.capacity, self.cmd.advance
-        skip = self.config.skip_trivial
+        menu, ledger, cap, skip = self.menu, self.ledger, self.capacity, self.config.skip_trivial
         reserve = self.reserve
         if reserve is not None:
-            while True:
-                d = menu.decide(ledger, cap)
-                d.mask = d.mask.copy()
-                choice = reserve.mask(d.mask, d.queue_rows, ledger)
-                if choice or not skip or sim.done:
-                    break
-                advance()
-            self._decision: Decision = d
+            self._decision: Decision = reserve.settle(menu, ledger, cap, sim, self.cmd, skip)
             return
+        advance = self.cmd.advance
         if skip and menu.answers_choice:
             has_choice = menu.has_choice
             while not sim.done and has_choice(ledger, cap) is False:

@@ -56,7 +56,7 @@ class Commander:
                 raise CapacityError(f"job {spec.id}: no cluster has {n} nodes with room for it")
             self.sim.start(spec.id, n, nodes=nodes, cpu=cpu)
         else:
-            self.sim.start(job.spec.id, size, cpu=cpu, cluster=cluster)
+            self.sim.start(job.id, size, cpu=cpu, cluster=cluster)
         self.ledger.started(row)
         self._touch(job, "start")
 

@@ -59,7 +59,7 @@ class JobLedger:
         self.jobs: list[Job] = list(sim.jobs.values())
         self._efficiency: dict[tuple[int, int], float] = {}
         """Parallel efficiency at a size other than the requested one, by (row, size)."""
-        self.row_of = {job.spec.id: i for i, job in enumerate(self.jobs)}
+        self.row_of = {job.id: i for i, job in enumerate(self.jobs)}
         self.n = n = len(self.jobs)
         self.table = table
         self.submit, self.work, self.estimate = table.submit, table.work, table.estimate
@@ -130,7 +130,7 @@ class JobLedger:
         for kind, job in happened:
             if job is None:
                 continue
-            r = row_of[job.spec.id]
+            r = row_of[job.id]
             if kind is _SUBMITTED:
                 self.submitted += 1
                 self.queued.append(r)

@@ -28,8 +28,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from hpcgym.envs.capacity import Capacity
 from hpcgym.envs.commands import Commander
 from hpcgym.envs.ledger import JobLedger
+from hpcgym.envs.menu import _NONE2, _NONE_B, ActionMenu, Decision, _ReqStarts
+from hpcgym.sim.job import Job
 from hpcgym.sim.planning import estimated_end, runtime_estimate, shadow
 from hpcgym.sim.simulator import Simulator
 
@@ -41,6 +44,67 @@ class ReserveSelection:
         self.backfill = backfill
         self.offset = start_offset
         self.machine = machine
+        self._ledger: JobLedger | None = None
+        self._all_fit = False
+        """Whether every job of ``_ledger``'s episode fits the machine (then a mask depends on
+        the window's length only)."""
+        self._masks: list[np.ndarray] = []
+        """The mask of a window of ``k`` jobs that all fit the machine, by ``k``."""
+
+    def decide(self, menu: ActionMenu, ledger: JobLedger, cap: Capacity) -> tuple[Decision, bool]:
+        """The decision point with reserve mode's mask (see :meth:`mask`); any job to choose?
+
+        The same ``Decision`` as ``menu.decide`` with the mask of :meth:`mask`. When the menu
+        is advance and the start block only, jobs are whole nodes and the window is in
+        submission order (``ActionMenu.decide``'s fast path; not a subclass), it is built
+        here without the menu's own mask; when every job of the episode fits the machine, the
+        mask is a copy of one cached by the window's length.
+        """
+        if not (menu._starts_only and ledger.simple) or type(menu) is not ActionMenu:
+            d = menu.decide(ledger, cap)
+            d.mask = d.mask.copy()
+            return d, self.mask(d.mask, d.queue_rows, ledger)
+        if ledger is not self._ledger:
+            self._ledger = ledger
+            self._all_fit = max(ledger.req_list, default=0) <= self.machine
+        qlist = ledger.queued[: menu._q]
+        k = len(qlist)
+        room = cap.max_idle()
+        req_list = ledger.req_list
+        reqs = [req_list[r] for r in qlist]
+        flags = [x <= room for x in reqs]
+        choosable = k > 0
+        if self._all_fit:
+            masks = self._masks
+            while len(masks) <= k:
+                m = menu._template.copy()
+                m[self.offset : self.offset + len(masks)] = 1
+                m[0] = not masks
+                masks.append(m)
+            mask = masks[k].copy()
+        else:
+            mask = menu._template.copy()
+            choosable = self.mask(mask, qlist, ledger)
+        holding = ledger.holding
+        d = Decision(
+            qlist,
+            holding[: menu.cfg.running_slots],
+            [],
+            _ReqStarts(reqs, flags),
+            _NONE2,
+            _NONE2,
+            _NONE2,
+            _NONE_B,
+            _NONE_B,
+            _NONE_B,
+            mask,
+            len(holding),
+            flags,
+            True in flags,
+            _NONE_B,
+            _NONE_B,
+        )
+        return d, choosable
 
     def mask(self, mask: np.ndarray, queue_rows: list[int], ledger: JobLedger) -> bool:
         """Make every queued job of the window that fits the machine choosable; any such job?
@@ -57,10 +121,30 @@ class ReserveSelection:
         mask[0] = not choosable
         return choosable
 
+    def settle(
+        self,
+        menu: ActionMenu,
+        ledger: JobLedger,
+        cap: Capacity,
+        sim: Simulator,
+        cmd: Commander,
+        skip: bool,
+    ) -> Decision:
+        """The next decision point (:meth:`decide`).
+
+        With ``skip`` (``skip_trivial``), the engine advances past those without a job to
+        choose, until the episode ends.
+        """
+        while True:
+            d, choice = self.decide(menu, ledger, cap)
+            if choice or not skip or sim.done:
+                return d
+            cmd.advance()
+
     def commit(self, row: int, sim: Simulator, cmd: Commander) -> None:
         """Start the job of ledger ``row`` now if it fits, else wait for it (and backfill)."""
         job = cmd.ledger.jobs[row]
-        jid = job.spec.id
+        jid = job.id
         need = job.spec.nodes
         limit: float | None = None
         while True:
@@ -72,23 +156,27 @@ class ReserveSelection:
                 if limit is None:
                     releases = sorted((estimated_end(sim, j), j.size) for j in sim.running.values())
                     limit = shadow(sim.now, free, need, releases)[0]
-                self._backfill(jid, limit, sim, cmd)
+                if free:
+                    self._backfill(job, limit, free, sim, cmd)
             if not cmd.advance():
                 return  # every job has ended (the chosen one was rejected or killed)
             if jid not in sim.queue:
                 return
 
     @staticmethod
-    def _backfill(chosen: int, limit: float, sim: Simulator, cmd: Commander) -> None:
-        free = sim.pool.free[0]
+    def _backfill(chosen: Job, limit: float, free: int, sim: Simulator, cmd: Commander) -> None:
+        """Start the other queued jobs that fit and end strictly before ``limit``.
+
+        In submission order, each on the ``free`` nodes left by those before it.
+        """
         now = sim.now
         row_of = cmd.ledger.row_of
-        for jid, job in list(sim.queue.items()):
-            if free == 0:
-                return
-            n = job.spec.nodes
-            if jid == chosen or n > free:
+        for job in sim.queued_jobs():
+            n = job._want  # ``spec.nodes``, kept by the job as a native field
+            if job is chosen or n > free:
                 continue
             if now + runtime_estimate(job.spec) < limit:
-                cmd.start(row_of[jid])
+                cmd.start(row_of[job.id])
                 free -= n
+                if free == 0:
+                    return

@@ -15,3 +15,20 @@ def run(
 def set_column(descr: object, objects: list[object], values: object, per_object: bool) -> None: ...
 def untrack(objects: list[object]) -> None: ...
 def new_objects(cls: type, n: int) -> list[Any]: ...
+def fill_rows(
+    out: object,
+    table: object,
+    width: int,
+    rows: list[int],
+    fits: list[bool] | None,
+    offset: int,
+    now: float,
+    scale: float,
+    since: int,
+    since_values: list[float],
+    until: int,
+    until_values: list[float],
+) -> None: ...
+def get_columns(
+    cls: type, objects: list[Any], descrs: tuple[Any, ...], checks: tuple[Any, ...] = ...
+) -> tuple[list[Any], ...] | None: ...

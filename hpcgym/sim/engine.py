@@ -356,6 +356,10 @@ class EngineCore:
         i = self._next_sub
         return self._sub_times[i] if i < len(self._sub_times) else math.inf
 
+    def queued_jobs(self) -> list[Job]:
+        """The queued jobs in submission order (``list(queue.values())``), a new list."""
+        return list(self._queue.values())
+
     def queue_head(self) -> Job | None:
         """The earliest-submitted queued job, or ``None``.
 

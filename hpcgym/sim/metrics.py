@@ -107,28 +107,88 @@ def progress_work(job: Job) -> float:
     return done * spec.cpu_need
 
 
+_JOB_FIELDS = (
+    "spec",
+    "state",
+    "start_time",
+    "end_time",
+    "max_size",
+    "waste",
+    "reconfigurations",
+    "preemptions",
+    "migrations",
+)
+_SPEC_FIELDS = ("id", "kind", "submit", "nodes", "work")
+
+
+def _read_fields() -> Any:
+    """Readers of ``_JOB_FIELDS`` and ``_SPEC_FIELDS`` (``_batchcore.get_columns``), or ``None``.
+
+    ``None`` in a pure-Python install: the columns are then read in comprehensions.
+    """
+    try:
+        from hpcgym.sim import _batchcore
+    except ImportError:
+        return None
+    from hpcgym.sim.spec import JobSpec
+
+    job = tuple(getattr(Job, f) for f in _JOB_FIELDS)
+    spec = tuple(getattr(JobSpec, f) for f in _SPEC_FIELDS)
+    return lambda jobs: _batchcore.get_columns(
+        Job, jobs, job
+    ), lambda specs: _batchcore.get_columns(JobSpec, specs, spec)
+
+
+_FIELD_READERS = _read_fields()
+
+
+def _fields(jobs: list[Job]) -> tuple[list[Any], ...]:
+    """The values of ``_JOB_FIELDS`` then ``_SPEC_FIELDS`` of ``jobs``, a list each.
+
+    Read column by column in C (one call per object type) when every object is exactly a
+    ``Job`` with exactly a ``JobSpec``; else attribute by attribute, as the same descriptors give.
+    """
+    if _FIELD_READERS is not None and jobs:
+        read_jobs, read_specs = _FIELD_READERS
+        got = read_jobs(jobs)
+        if got is not None:
+            specs = read_specs(got[0])
+            if specs is not None:
+                return (*got, *specs)
+    columns = tuple([getattr(j, f) for j in jobs] for f in _JOB_FIELDS)
+    specs = columns[0]
+    return (*columns, *([getattr(sp, f) for sp in specs] for f in _SPEC_FIELDS))
+
+
 def job_columns(sim: EngineCore) -> dict[str, np.ndarray]:
     """The per-job metrics of ``sim`` as numpy arrays, in submission order."""
     jobs = list(sim.jobs.values())
+    (_, state, start, end, held, waste, reconf, preempt, migr, jid, kind, submit, nodes, work) = (
+        _fields(jobs)
+    )
     return derive_columns(
         {
-            "id": np.array([j.spec.id for j in jobs], dtype=np.int64),
+            "id": np.array(jid, dtype=np.int64),
             # A member's ``_value_`` is a plain attribute; ``value`` is a property (10x slower
             # on Python 3.11) and a member's hash is a Python call.
-            "kind": np.array([j.spec.kind._value_ for j in jobs], dtype=object),
-            "state": np.array([j.state._value_ for j in jobs], dtype=object),
-            "submit": np.array([j.spec.submit for j in jobs], dtype=float),
-            "start": np.array([j.start_time for j in jobs], dtype=float),
-            "end": np.array([j.end_time for j in jobs], dtype=float),
-            "requested_nodes": np.array([j.spec.nodes for j in jobs], dtype=np.int64),
-            "max_nodes_held": np.array([j.max_size for j in jobs], dtype=np.int64),
-            "work": np.array([j.spec.work for j in jobs], dtype=float),
-            "waste": np.array([j.waste for j in jobs], dtype=float),
-            "reconfigurations": np.array([j.reconfigurations for j in jobs], dtype=np.int64),
-            "preemptions": np.array([j.preemptions for j in jobs], dtype=np.int64),
-            "migrations": np.array([j.migrations for j in jobs], dtype=np.int64),
+            "kind": np.array([k._value_ for k in kind], dtype=object),
+            "state": np.array([st._value_ for st in state], dtype=object),
+            "submit": np.array(submit, dtype=float),
+            "start": np.array(start, dtype=float),
+            "end": np.array(end, dtype=float),
+            "requested_nodes": np.array(nodes, dtype=np.int64),
+            "max_nodes_held": np.array(held, dtype=np.int64),
+            "work": np.array(work, dtype=float),
+            "waste": np.array(waste, dtype=float),
+            "reconfigurations": np.array(reconf, dtype=np.int64),
+            "preemptions": np.array(preempt, dtype=np.int64),
+            "migrations": np.array(migr, dtype=np.int64),
             "lost_work": np.array(
-                [progress_work(j) if j.state is _KILLED else 0.0 for j in jobs], dtype=float
+                [
+                    progress_work(j) if st is _KILLED else 0.0
+                    for j, st in zip(jobs, state, strict=True)
+                ],
+                dtype=float,
             ),
         },
         sim.config.bsld_tau,
