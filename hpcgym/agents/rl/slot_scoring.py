@@ -178,8 +178,12 @@ def _group_forward(
         )
     batch, slots = occ.batch, occ.slots
     h_occ = th.tanh(
-        F.linear(th.tanh(F.linear(occ.x, w_x) + shared[occ.owner]), second.weight, second.bias)
-    )
+        F.linear(
+            th.tanh(F.linear(occ.x, w_x) + shared.index_select(0, occ.owner)),
+            second.weight,
+            second.bias,
+        )
+    )  # index_select: its gradient is an index_add, not a sorted accumulating index_put
     pooled = th.zeros(batch, h_occ.shape[1], dtype=h_occ.dtype).index_add(
         0, occ.owner, h_occ * occ.x[:, :1]
     )
@@ -190,7 +194,7 @@ def _group_forward(
     s_empty = F.linear(h_empty, group.score.weight, group.score.bias)  # (B, L)
     s_occ = F.linear(h_occ, group.score.weight, group.score.bias)  # (K, L)
     every = s_empty.unsqueeze(1).expand(batch, slots, s_empty.shape[1]).reshape(batch * slots, -1)
-    scores = every.index_put((occ.position,), s_occ).reshape(batch, slots, -1)
+    scores = every.index_copy(0, occ.position, s_occ).reshape(batch, slots, -1)
     return scores, pooled
 
 
