@@ -44,11 +44,12 @@ def masked_log_prob_and_entropy(
 
 
 FAR_BELOW = -80.0
-"""A masked entry's logit relative to the row's largest legal one in :func:`fast_log_prob_and_entropy`.
+"""A masked entry's shifted logit in :func:`fast_log_prob_and_entropy`.
 
-Far enough below for ``exp`` to be negligible (1.8e-35, zeroed besides), near enough for it to be
-a normal float: torch's ``exp`` takes a slow path, about 150 times slower, for inputs below about
--87 (denormal or zero results), where sb3-contrib's ``-1e8`` puts every masked entry."""
+Relative to the row's largest legal logit: far enough below for ``exp`` to be negligible (1.8e-35,
+zeroed besides), near enough for the result to be a normal float: torch's ``exp`` takes a slow
+path, about 150 times slower, for inputs below about -87 (denormal or zero results), where
+sb3-contrib's ``-1e8`` puts every masked entry."""
 
 
 def fast_log_prob_and_entropy(
