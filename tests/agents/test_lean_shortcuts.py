@@ -17,7 +17,11 @@ from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.distributions import MaskableCategorical
 
 import hpcgym  # noqa: F401
-from hpcgym.agents.rl.lean_train import masked_log_prob_and_entropy, module_evaluate
+from hpcgym.agents.rl.lean_train import (
+    fast_log_prob_and_entropy,
+    masked_log_prob_and_entropy,
+    module_evaluate,
+)
 from hpcgym.agents.rl.make import make_agent
 from hpcgym.agents.rl.numpy_rollout import sample_numpy
 from hpcgym.agents.rl.slot_scoring import (
@@ -110,15 +114,33 @@ def test_sparse_updates_give_the_policys_gradients(env_id: str, kwargs: dict[str
     env.close()
 
 
-def test_the_numpy_scorer_sees_the_optimizers_updates_in_place() -> None:
+def test_the_numpy_scorer_is_a_snapshot_built_per_rollout() -> None:
     model, env = _model("hpcgym/Rigid-v0", {})
     obs, _ = _played(env, 20)
+    arrays = {k: v.numpy() for k, v in obs.items()}
     scorer = NumpyScorer(model.policy)
+    before = scorer(arrays)[0].copy()
     with th.no_grad():
         for p in model.policy.parameters():
             p.mul_(1.5)
         logits, _ = _reference(model.policy, obs)
-    assert np.allclose(scorer({k: v.numpy() for k, v in obs.items()})[0], logits.numpy(), atol=1e-5)
+    assert np.array_equal(scorer(arrays)[0], before)  # its own copy of the parameters
+    assert not np.allclose(before, logits.numpy(), atol=1e-3)
+    assert np.allclose(NumpyScorer(model.policy)(arrays)[0], logits.numpy(), atol=1e-5)
+    env.close()
+
+
+def test_a_rollout_step_draws_legal_actions_with_the_policys_log_probs() -> None:
+    model, env = _model("hpcgym/Malleable-v0", {})
+    obs, masks = _played(env, 64)
+    logits, _ = NumpyScorer(model.policy)({k: v.numpy() for k, v in obs.items()})
+    uniform = np.random.default_rng(3).random(len(masks))
+    actions, log_probs = sample_numpy(logits, masks, uniform)
+    assert masks[np.arange(len(masks)), actions].all()
+    with th.no_grad():
+        ref_logits, _ = _reference(model.policy, obs)
+    dist = MaskableCategorical(logits=ref_logits, masks=th.as_tensor(masks.astype(bool)))
+    assert np.allclose(log_probs, dist.log_prob(th.as_tensor(actions)).numpy(), atol=1e-5)
     env.close()
 
 
@@ -228,3 +250,29 @@ def test_lean_updates_leave_the_optimizers_settings_as_they_were() -> None:
     assert [g["foreach"] for g in after] == [g["foreach"] for g in before]
     assert any(not th.equal(a, p) for a, p in zip(start, model.policy.parameters(), strict=True))
     env.close()
+
+
+@pytest.mark.parametrize("scale", [1.0, 10.0, 60.0])
+def test_fast_log_probs_and_entropy_give_the_masked_categoricals_values_and_gradients(
+    scale: float,
+) -> None:
+    gen = th.Generator().manual_seed(5)
+    logits = (th.randn(256, 161, generator=gen) * scale).requires_grad_()
+    masks = th.rand(256, 161, generator=gen) < 0.2
+    masks[:, 3] = True
+    masks[:8] = False
+    masks[:8, 7] = True  # rows with one legal entry: log-probability 0, entropy 0
+    actions = th.multinomial(masks.float(), 1, generator=gen).squeeze(1)
+    results = []
+    for f in (masked_log_prob_and_entropy, fast_log_prob_and_entropy):
+        logits.grad = None
+        log_prob, entropy = f(logits, masks, actions)
+        (log_prob.sin().sum() + entropy.square().sum()).backward()
+        assert logits.grad is not None
+        results.append((log_prob.detach(), entropy.detach(), logits.grad.clone()))
+    (ref_lp, ref_ent, ref_grad), (lp, ent, grad) = results
+    assert th.allclose(lp, ref_lp, atol=1e-5 * scale, rtol=1e-5)
+    assert th.allclose(ent, ref_ent, atol=1e-5, rtol=1e-5)
+    assert th.allclose(grad, ref_grad, atol=1e-5 * scale, rtol=1e-4)
+    assert not grad[~masks].any()  # no gradient through a masked entry
+    assert th.equal(lp[:8], th.zeros(8)) and th.equal(ent[:8], th.zeros(8))

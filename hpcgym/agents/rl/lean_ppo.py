@@ -38,7 +38,7 @@ from stable_baselines3.common.utils import obs_as_tensor
 from stable_baselines3.common.vec_env import VecEnv
 
 from hpcgym.agents.rl.lean_train import (
-    masked_log_prob_and_entropy,
+    fast_log_prob_and_entropy,
     module_evaluate,
     policy_latents,
     ppo_updates,
@@ -154,7 +154,7 @@ class LeanMaskablePPO(MaskablePPO):
 
             def evaluate(obs: Any, actions: th.Tensor, masks: th.Tensor) -> tuple[Any, Any, Any]:
                 logits, values = scoring_forward(policy, obs)
-                return values, *masked_log_prob_and_entropy(logits, masks, actions)
+                return values, *fast_log_prob_and_entropy(logits, masks, actions)
 
             # Adam and gradient clipping over all parameters at once (torch's foreach kernels):
             # the same arithmetic without a Python loop per parameter; for these updates only

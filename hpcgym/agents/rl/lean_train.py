@@ -43,6 +43,38 @@ def masked_log_prob_and_entropy(
     return log_prob_of(log_p, actions), masked_entropy(log_p, masks)
 
 
+FAR_BELOW = -80.0
+"""A masked entry's shifted logit in :func:`fast_log_prob_and_entropy`.
+
+Relative to the row's largest legal logit: far enough below for ``exp`` to be negligible (1.8e-35,
+zeroed besides), near enough for the result to be a normal float: torch's ``exp`` takes a slow
+path, about 150 times slower, for inputs below about -87 (denormal or zero results), where
+sb3-contrib's ``-1e8`` puts every masked entry."""
+
+
+def fast_log_prob_and_entropy(
+    logits: th.Tensor, masks: th.Tensor, actions: th.Tensor
+) -> tuple[th.Tensor, th.Tensor]:
+    """:func:`masked_log_prob_and_entropy`'s function, with one normalisation and no slow ``exp``.
+
+    The masked categorical's log-probabilities are the log-softmax over the legal entries only:
+    MaskablePPO's two normalisations (over every entry, then over the legal ones after masking
+    with ``-1e8``) cancel but for rounding. Here the logits are shifted by the largest legal one
+    (no gradient: the log-softmax does not depend on the shift), masked entries set to
+    :data:`FAR_BELOW` and their ``exp`` zeroed; the entropy is ``log S - sum(p z)``. The same
+    values and gradients as :func:`masked_log_prob_and_entropy` up to float rounding.
+    """
+    with th.no_grad():
+        top = th.where(masks, logits, -th.inf).amax(dim=-1, keepdim=True)
+    z = th.where(masks, logits - top, FAR_BELOW)
+    e = z.exp() * masks
+    total = e.sum(dim=-1)
+    log_total = total.log()
+    log_prob = z.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1) - log_total
+    entropy = log_total - (e * z).sum(dim=-1) / total
+    return log_prob, entropy
+
+
 def policy_latents(policy: Any, obs: Any) -> tuple[th.Tensor, th.Tensor]:
     """The actor's and critic's latents of ``obs``, as sb3's ``ActorCriticPolicy`` builds them."""
     features = policy.extract_features(obs)

@@ -21,19 +21,18 @@ def sample_numpy(
     Raises:
         ValueError: A row has no legal entry.
     """
-    legal = masks.reshape(logits.shape).astype(bool, copy=False)
-    if not legal.any(axis=1).all():
-        raise ValueError("an observation has no legal action")
+    legal = masks if masks.dtype == np.bool_ else masks.astype(bool)
+    legal = legal.reshape(logits.shape)
     z = np.where(legal, logits, -np.inf)
-    top = z.max(axis=1, keepdims=True)
-    weights = np.exp(z - top)
-    cdf = np.cumsum(weights, axis=1)
+    z -= z.max(axis=1, keepdims=True)  # legal entries <= 0; a row without any: all NaN
+    cdf = np.add.accumulate(np.exp(z), axis=1)  # np.cumsum, without its Python wrapper
     total = cdf[:, -1]
+    if not total.min() > 0:  # False for NaN too
+        raise ValueError("an observation has no legal action")
     actions = (cdf <= (uniform * total)[:, None]).sum(axis=1)
     # float edge: a target at the very top falls past the last entry; take the last legal one
     past = actions >= logits.shape[1]
     if past.any():
         last = logits.shape[1] - 1 - np.argmax(legal[:, ::-1], axis=1)
         actions = np.where(past, last, actions)
-    rows = np.arange(len(actions))
-    return actions, (z[rows, actions] - top[:, 0]) - np.log(total)
+    return actions, z[np.arange(len(actions)), actions] - np.log(total)

@@ -178,8 +178,12 @@ def _group_forward(
         )
     batch, slots = occ.batch, occ.slots
     h_occ = th.tanh(
-        F.linear(th.tanh(F.linear(occ.x, w_x) + shared[occ.owner]), second.weight, second.bias)
-    )
+        F.linear(
+            th.tanh(F.linear(occ.x, w_x) + shared.index_select(0, occ.owner)),
+            second.weight,
+            second.bias,
+        )
+    )  # index_select: its gradient is an index_add, not a sorted accumulating index_put
     pooled = th.zeros(batch, h_occ.shape[1], dtype=h_occ.dtype).index_add(
         0, occ.owner, h_occ * occ.x[:, :1]
     )
@@ -190,7 +194,7 @@ def _group_forward(
     s_empty = F.linear(h_empty, group.score.weight, group.score.bias)  # (B, L)
     s_occ = F.linear(h_occ, group.score.weight, group.score.bias)  # (K, L)
     every = s_empty.unsqueeze(1).expand(batch, slots, s_empty.shape[1]).reshape(batch * slots, -1)
-    scores = every.index_put((occ.position,), s_occ).reshape(batch, slots, -1)
+    scores = every.index_copy(0, occ.position, s_occ).reshape(batch, slots, -1)
     return scores, pooled
 
 
@@ -231,15 +235,34 @@ def scoring_forward(
 
 
 def _np(param: th.Tensor) -> np.ndarray:
-    """A parameter as a numpy array sharing its memory (optimizer steps show through)."""
-    return param.detach().numpy()
+    """A parameter as a contiguous numpy array of its own (a snapshot)."""
+    return np.ascontiguousarray(param.detach().numpy().copy())
+
+
+def _menu_order(sizes: list[tuple[int, list[int]]]) -> np.ndarray | None:
+    """Where each menu entry sits in ``[advance, group scores (S, L) flattened, ...]``.
+
+    ``sizes``: each scoring group's slots and level split. ``None`` when it is the identity.
+    """
+    order, base = [0], 1
+    for slots, levels in sizes:
+        width, at = sum(levels), 0
+        for lv in levels:
+            order += [base + s * width + at + c for s in range(slots) for c in range(lv)]
+            at += lv
+        base += slots * width
+    perm = np.asarray(order, dtype=np.intp)
+    return None if bool((perm == np.arange(len(perm))).all()) else perm
 
 
 class NumpyScorer:
-    """:func:`scoring_forward` (dense) in numpy, reading the policy's parameters in place.
+    """:func:`scoring_forward` (dense) in numpy, on a packed copy of the policy's parameters.
 
-    Build it once per policy: the arrays are views of the parameters, so the optimizer's
-    in-place updates are what it computes with.
+    A snapshot: build one per rollout (the parameters do not change during one), after the
+    updates. Packed so that a call makes few numpy calls (a rollout step's batch is a handful of
+    observations, where the calls' overhead costs more than the arithmetic): the advance logit
+    and every slot group's context share of its first layer are one matmul of the context, and
+    the score blocks are put in menu order by one ``take``.
     """
 
     def __init__(self, policy: JobScoringPolicy) -> None:
@@ -248,56 +271,72 @@ class NumpyScorer:
         latent = policy.mlp_extractor
         assert isinstance(latent, _SplitLatent)
         context: Any = extractor.context[0]
-        self.context = (_np(context.weight).T, _np(context.bias))
-        self.advance = (_np(extractor.advance.weight).T, _np(extractor.advance.bias))
+        self.context = (_np(context.weight).T.copy(), _np(context.bias))
+        heads_w = [_np(extractor.advance.weight).T]
+        heads_b = [_np(extractor.advance.bias)]
         self.groups = []
+        sizes = []
+        at = 1
         for group in _groups(extractor):
             first, second = group.body
             width = first.weight.shape[1] - context.weight.shape[0]
+            weight = _np(first.weight)
+            heads_w.append(weight[:, width:].T)
+            heads_b.append(_np(first.bias))
+            hidden = weight.shape[0]
+            score = (
+                (_np(group.score.weight).T.copy(), _np(group.score.bias)) if group.levels else None
+            )
             self.groups.append(
                 (
                     group.key,
-                    _np(first.weight)[:, :width].T,
-                    _np(first.weight)[:, width:].T,
-                    _np(first.bias),
-                    _np(second.weight).T,
+                    weight[:, :width].T.copy(),
+                    slice(at, at + hidden),
+                    _np(second.weight).T.copy(),
                     _np(second.bias),
-                    (_np(group.score.weight).T, _np(group.score.bias)),
-                    group.levels,
+                    score,
                 )
             )
+            at += hidden
+            if group.levels:
+                slots = policy.observation_space[group.key].shape[0]  # type: ignore[index]
+                sizes.append((int(slots), list(group.levels)))
+        self.heads = (np.concatenate(heads_w, axis=1), np.concatenate(heads_b))
+        self.order = _menu_order(sizes)
         critic: Any = latent.critic[0]
-        self.critic = (_np(critic.weight).T, _np(critic.bias))
+        self.critic = (_np(critic.weight).T.copy(), _np(critic.bias))
         value_net: Any = policy.value_net
-        self.value = (_np(value_net.weight).T, _np(value_net.bias))
+        self.value = (_np(value_net.weight).T.copy(), _np(value_net.bias))
 
     def __call__(self, obs: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """Logits (B, n) and values (B,) of a batch of observations (float32 arrays)."""
         batch = obs["queue"].shape[0]
         w, b = self.context
-        ctx = np.tanh(np.concatenate([obs["cluster"].reshape(batch, -1), obs["time"]], 1) @ w + b)
-        logits = [ctx @ self.advance[0] + self.advance[1]]
+        ctx = np.concatenate([obs["cluster"].reshape(batch, -1), obs["time"]], 1) @ w
+        ctx += b
+        np.tanh(ctx, out=ctx)
+        heads = ctx @ self.heads[0]
+        heads += self.heads[1]
+        parts = [heads[:, :1]]
         pooled = [ctx]
-        for key, w_x, w_ctx, b1, w2, b2, (w_s, b_s), levels in self.groups:
+        for key, w_x, shared, w2, b2, score in self.groups:
             x = obs[key]
             h = x @ w_x  # fresh arrays, so the adds and tanh work in place (fewer allocations)
-            h += (ctx @ w_ctx + b1)[:, None, :]
+            h += heads[:, None, shared]
             h = np.tanh(h, out=h) @ w2
             h += b2
             np.tanh(h, out=h)
             weight = x[..., :1].transpose(0, 2, 1)  # (B, 1, S)
-            total = np.maximum(weight.sum(axis=2), 1.0)
-            pooled.append((weight @ h)[:, 0] / total)
-            if levels:
-                scores = h @ w_s
-                scores += b_s
-                if len(levels) == 1:
-                    logits.append(scores.reshape(batch, -1))
-                    continue
-                at = 0
-                for lv in levels:
-                    logits.append(scores[..., at : at + lv].reshape(batch, -1))
-                    at += lv
-        hidden = np.tanh(np.concatenate(pooled, 1) @ self.critic[0] + self.critic[1])
-        values = hidden @ self.value[0] + self.value[1]
-        return np.concatenate(logits, 1), values.reshape(batch)
+            pooled.append((weight @ h)[:, 0] / np.maximum(weight.sum(axis=2), 1.0))
+            if score is not None:
+                scores = h @ score[0]
+                scores += score[1]
+                parts.append(scores.reshape(batch, -1))
+        logits = np.concatenate(parts, 1)
+        if self.order is not None:
+            logits = logits.take(self.order, axis=1)
+        hidden = np.concatenate(pooled, 1) @ self.critic[0]
+        hidden += self.critic[1]
+        values = np.tanh(hidden, out=hidden) @ self.value[0]
+        values += self.value[1]
+        return logits, values.reshape(batch)
