@@ -189,8 +189,13 @@ def _checked_frame(table: Any, columns: tuple[str, ...], what: str) -> pd.DataFr
         ) from None
 
 
-def load_cell(path: Path, task: Task, config_hash: str) -> TaskOutcome:
+def load_cell(
+    path: Path, task: Task, config_hash: str, earlier: frozenset[str] = frozenset()
+) -> TaskOutcome:
     """The cell of ``task`` stored at ``path`` by the run ``config_hash`` (:func:`save_cell`).
+
+    ``earlier`` holds the hashes of configurations this run extends (a sweep that gained
+    members, :mod:`hpcgym.bench.gained`): their cells are this run's too.
 
     Raises:
         DamagedCell: It cannot be read, is not a cell, does not hold ``task``'s episode, or was
@@ -208,7 +213,7 @@ def load_cell(path: Path, task: Task, config_hash: str) -> TaskOutcome:
     stored = record.get("config_hash")
     if stored is None:
         raise DamagedCell("it records no configuration hash (stored by an older hpcgym)")
-    if stored != config_hash:
+    if stored != config_hash and stored not in earlier:
         raise SpecError(
             f"{path} was stored by a run of another configuration (hash {stored!r}; this run's "
             f"is {config_hash}): resuming would mix two runs' results. Resume it with the "

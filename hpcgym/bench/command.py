@@ -42,6 +42,7 @@ from hpcgym.bench.cells import (
     task_cell,
 )
 from hpcgym.bench.evaluate import kill_rule
+from hpcgym.bench.gained import EXTENDS, accepted_hashes, added_agents, extension, history
 from hpcgym.bench.judged import episodes_note
 from hpcgym.bench.policy_names import pickled_agent, policy_kind
 from hpcgym.bench.report import (
@@ -128,15 +129,18 @@ def choose_folder(
             held.enter_context(folder_lock(folder))
             return folder, None
         found = latest_run_dir(out, [label], chash)
+        newest = _newest_run(out, label) if found is None else None
+        if newest is not None:  # the same run, but an agent changed, or a sweep grew, since?
+            recorded = read_record(newest)["config"]
+            check_agents_unchanged(
+                recorded.get("agents"),
+                config["agents"],
+                f"nothing to resume: the newest run, {newest}",
+                RESUME_CHANGED,
+            )
+            if added_agents(recorded, config) is not None:
+                found = newest
         if found is None:
-            newest = _newest_run(out, label)  # the same run, but an agent changed since?
-            if newest is not None:
-                check_agents_unchanged(
-                    read_record(newest)["config"].get("agents"),
-                    config["agents"],
-                    f"nothing to resume: the newest run, {newest}",
-                    RESUME_CHANGED,
-                )
             raise SpecError(
                 f"nothing to resume: no run of this configuration (hash {chash}) under "
                 f"{out / label}; leave out --resume to start one"
@@ -165,13 +169,13 @@ def choose_folder(
         check_agents_unchanged(
             record["config"].get("agents"), config["agents"], str(run_dir), RESUME_CHANGED
         )
-        if record.get("config_hash") != chash:
+        _check_recorded_hash(run_dir / RUN_JSON, record, run_dir)
+        if record.get("config_hash") != chash and added_agents(record["config"], config) is None:
             raise SpecError(
                 f"{run_dir} holds a run of another configuration (hash "
                 f"{record.get('config_hash')}, this one {chash}); resume it with "
                 f"hpcgym bench --from {run_dir / RUN_JSON} --run-dir {run_dir} --resume"
             )
-        _check_recorded_hash(run_dir / RUN_JSON, record, run_dir)
         return run_dir, record
     if overwrite:
         if not (run_dir / RUN_JSON).is_file():
@@ -414,8 +418,15 @@ def _run_in(
     names = [sc.name for sc in chosen]
     chash = config_hash(config)
     done: dict[int, TaskOutcome] = {}
+    extends: list[dict[str, Any]] = []
     if earlier is not None:
-        done = _stored_cells(folder, tasks, chash)
+        extends = history(earlier, str(folder / RUN_JSON))
+        done = _stored_cells(folder, tasks, chash, accepted_hashes(earlier, str(folder)))
+        then = earlier.get("config_hash")
+        added = added_agents(earlier["config"], config)
+        if then != chash and isinstance(then, str) and added:
+            extends.append(extension(then, added))
+            print(f"the run gains {len(added)} agent(s): {', '.join(added)}")
         # Failed cells run again: their old errors would only mislead.
         (folder / "failures.csv").unlink(missing_ok=True)
         shutil.rmtree(folder / FAILURES, ignore_errors=True)
@@ -428,6 +439,8 @@ def _run_in(
     if trust_pickle:  # which pickled agents the flag let run; --from and --resume need it again
         pickled = {pickled_agent(t.policy) for t in tasks if t.trust_pickle}
         record["trust_pickle"] = sorted(str(p.resolve()) for p in pickled if p is not None)
+    if extends:
+        record[EXTENDS] = extends
     if earlier is not None:
         started = earlier.get("started")
         record["started"] = started if isinstance(started, str) else record["started"]
@@ -575,8 +588,12 @@ def _run_in(
     return 1 if failed else 0
 
 
-def _stored_cells(folder: Path, tasks: list[Task], chash: str) -> dict[int, TaskOutcome]:
+def _stored_cells(
+    folder: Path, tasks: list[Task], chash: str, earlier: frozenset[str]
+) -> dict[int, TaskOutcome]:
     """The cells of ``tasks`` stored in ``folder`` (by index); a damaged one is left to run again.
+
+    ``earlier``: the hashes of the configurations this run extends (their cells are its own).
 
     Temporary files a killed run left behind (``hpcgym.atomic``'s) are removed first.
 
@@ -592,7 +609,7 @@ def _stored_cells(folder: Path, tasks: list[Task], chash: str) -> dict[int, Task
         if not path.is_file():
             continue
         try:
-            done[i] = load_cell(path, t, chash)
+            done[i] = load_cell(path, t, chash, earlier)
         except DamagedCell as e:
             print(f"hpcgym: warning: {path}: {e}; running it again", file=sys.stderr)
     return done
