@@ -152,11 +152,14 @@ def _num(value: Any, digits: int = 2) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.{digits}f}"
 
 
-def table_lines(part: pd.DataFrame) -> list[str]:
-    """The Markdown table of one scenario's rows of :func:`verdict_table`."""
+def table_lines(part: pd.DataFrame, versus: str = "best") -> list[str]:
+    """The Markdown table of one scenario's rows of :func:`verdict_table`.
+
+    ``versus`` names, in the header, the policy the win rates are over (the best heuristic).
+    """
     lines = [
         "| policy | method | seeds x episodes | mean [95% CI] | worst job | mean response | "
-        "win rate over best [95% CI] | better response | verdict |",
+        f"win rate over {versus} [95% CI] | better response | verdict |",
         "|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for _, r in part.iterrows():

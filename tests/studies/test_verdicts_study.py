@@ -135,3 +135,45 @@ def test_scenario_runs_only_the_named_ones(tmp_path: Path, monkeypatch: Any, cap
     assert ran == ["rlsched-sdsc-sp2-cross-v0"]
     assert read == ["rlsched-synlublin-large-v0"]  # the preset's other scenario: shown, not run
     assert capsys.readouterr().out.strip() == "rlscheduler-reserve"
+
+
+def test_agents_are_also_judged_against_their_modes_f1(tmp_path: Path) -> None:
+    """With a mode rule in ``also``, a second table puts F1 in the best heuristic's place."""
+    scenario, rule = "rlsched-synlublin-bf-large-v0", "f1-reserve-bf"
+    agents = ("agents/rlsched-bf-1m-relf1@best",)
+    agent = "rlsched-bf-1m-relf1@best"  # the label its rows carry
+    seeds = list(range(40))
+    rows = []
+    for k in seeds:  # the agent is lower than F1 on 30 of 40 traces, with a longer response
+        rows.append((scenario, rule, None, k, 50.0, 100.0))
+        rows.append((scenario, "easy-f1", None, k, 30.0, 90.0))
+        for train_seed in (0, 1):
+            rows.append((scenario, agent, train_seed, k, 40.0 if k < 30 else 60.0, 120.0))
+    results = pd.DataFrame(
+        rows, columns=["scenario", "policy", "train_seed", "seed", "mean_bsld", "mean_response"]
+    )
+    run = tmp_path / scenario
+    run.mkdir()
+    results.to_csv(run / "results.csv", index=False)
+    stats = []
+    for policy, low, high, seeds_n in ((rule, 48.0, 52.0, 1), ("easy-f1", 29.0, 31.0, 1),
+                                       (agent, 42.0, 47.0, 2)):  # fmt: skip
+        stats.append({"scenario": scenario, "policy": policy, "metric": "mean_bsld",
+                      "train_seeds": seeds_n, "episodes": 40 * seeds_n, "mean": (low + high) / 2,
+                      "mean_low": low, "mean_high": high, "worst_job": 1.0,
+                      "mean_response": 1.0, "truncated": 0})  # fmt: skip
+    pd.DataFrame(stats).to_csv(run / "intervals.csv", index=False)
+    methods = pd.DataFrame({"policy": [rule, "easy-f1", agent],
+                            "method": ["heuristic", "heuristic", "RL"]})  # fmt: skip
+    methods.to_csv(run / "verdicts.csv", index=False)
+    judged = study.Judged(scenario, also=(rule, "sjf-reserve-bf"))
+    lines = study.mode_lines(judged, agents, run)
+    assert f"against `{rule}`" in lines[0]
+    table = [line for line in lines if line.startswith("| `")]
+    assert table[0].startswith(f"| `{rule}` |") and table[0].endswith("| reference |")
+    assert "easy-f1" not in "".join(lines)  # the best heuristic stays in its own table
+    assert table[1].startswith(f"| `{agent}` | RL | 2 x 40 |")
+    assert "| 0.75 [" in table[1]  # lower on 30 of 40 traces
+    assert table[1].endswith("| 0.00 | beats *(worse response)* |")
+    assert f"win rate over `{rule}`" in lines[2]
+    assert study.mode_lines(judged, agents, tmp_path / "missing") == []
