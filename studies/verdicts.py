@@ -321,8 +321,10 @@ def write_all(out: Path) -> None:
             '"Verdicts"): **beats** when the 95% interval of the mean lies entirely below the',
             "best heuristic's, **loses** when entirely above, **tie** otherwise. Method: RL",
             "(SB3 / sb3-contrib, imitation then RL included), search (CMA-ES), planner,",
-            "distilled, heuristic, trivial, reference. A preset whose runs have not finished",
-            "says so, with the command that runs them.\n",
+            "distilled, heuristic, trivial, reference. In reserve mode, where the best",
+            "heuristic is a rule the agents' mode cannot play, a second table judges the agents",
+            "the same way against the mode's F1. A preset whose runs have not finished says so,",
+            "with the command that runs them.\n",
         ]
     )
     write_section(intro + "\n" + "\n".join(sections))
