@@ -724,9 +724,9 @@ static PyObject *set_column(PyObject *self, PyObject *args) {
 /* get_columns(cls, objects, descrs, checks=()): for each data descriptor of `descrs` (a tuple),
  * the list `[descr.__get__(o, cls) for o in objects]`; `None` when an object's type is not `cls`
  * itself (a subclass may read its fields otherwise) or when, for a triple `(descr, value, is_)`
- * of `checks`, an object's `descr.__get__(o, cls)` is not `value` (`is_`) or not equal to it. What `hpcgym.sim.batch_specs`
- * reads `JobSpec`s' slots with: one C call instead of an attribute read in Python per job and
- * field. */
+ * of `checks`, an object's `descr.__get__(o, cls)` is not `value` (`is_`) or not equal to it.
+ * What `hpcgym.sim.metrics` reads the jobs' and specs' fields with for a result table: one C call
+ * instead of an attribute read in Python per object and field. */
 static PyObject *get_columns(PyObject *self, PyObject *args) {
     PyTypeObject *cls;
     PyObject *objects, *descrs, *checks = NULL;
