@@ -75,8 +75,9 @@ class FCFS(BaseScheduler):
         if len(free) != 1:
             single_cluster(sim, self.name)
         # Method calls, not bound methods kept in locals: compiled, these are native calls.
-        while (job := sim.queue_head()) is not None and job.spec.nodes <= free[0]:
-            sim.start(job.id)
+        # ``_want`` and ``_id``: ``spec.nodes`` and ``id`` kept by the job as native fields.
+        while (job := sim.queue_head()) is not None and job._want <= free[0]:
+            sim.start(job._id)
 
 
 class SJF(BaseScheduler):

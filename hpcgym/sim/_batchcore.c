@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <structmember.h>
 
 enum { COMPLETED = 0, KILLED = 1, REJECTED = 2 };
 enum { FCFS = 0, EASY = 1 };
@@ -293,20 +294,50 @@ static int read_doubles(PyObject *list, Py_ssize_t n, double *out, const char *w
     return 0;
 }
 
-static PyObject *batch_run(PyObject *self, PyObject *args) {
-    int policy, kill;
-    long long capacity;
-    double grace;
-    PyObject *submit, *work, *wall, *size;
-    if (!PyArg_ParseTuple(args, "iLdpO!O!O!O!", &policy, &capacity, &grace, &kill, &PyList_Type,
-                          &submit, &PyList_Type, &work, &PyList_Type, &wall, &PyList_Type, &size))
-        return NULL;
-    if (policy != FCFS && policy != EASY) {
-        PyErr_Format(PyExc_ValueError, "batch core: policy %d is neither 0 (FCFS) nor 1 (EASY)",
-                     policy);
-        return NULL;
+/* A run's inputs as the core reads them: `in` holds submit, work, est and wall (float64, one
+ * column after the other, `m` apart), `sz` the sizes; both are returned as bytes with the run. */
+typedef struct {
+    Py_ssize_t n, m;
+    PyObject *in_b, *size_b;
+    double *in;
+    long long *sz;
+} Inputs;
+
+static int inputs_new(Inputs *I, Py_ssize_t n) {
+    I->n = n;
+    I->m = n ? n : 1;
+    I->in_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(4 * (size_t)I->m * sizeof(double)));
+    I->size_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((size_t)I->m * sizeof(long long)));
+    if (!I->in_b || !I->size_b) {
+        Py_CLEAR(I->in_b);
+        Py_CLEAR(I->size_b);
+        return -1;
     }
-    Py_ssize_t n = PyList_GET_SIZE(submit);
+    I->in = (double *)PyBytes_AS_STRING(I->in_b);
+    I->sz = (long long *)PyBytes_AS_STRING(I->size_b);
+    return 0;
+}
+
+/* The run of filled inputs (submit, work, wall with -1 for none, sizes >= 1): the tuple `run`
+ * returns, or NULL with an exception set. `*unordered` is set (and NULL returned, no exception)
+ * when the jobs do not come in submission order. */
+static PyObject *run_inputs(int policy, long long capacity, double grace, int kill, Inputs *I,
+                            int *unordered) {
+    Py_ssize_t n = I->n, m = I->m;
+    double *in = I->in;
+    *unordered = 0;
+    /* EASY plans with the walltime, else the run time; a kill applies where a walltime does. */
+    for (Py_ssize_t k = 0; k < n; k++) {
+        double w = in[3 * m + k];
+        in[2 * m + k] = w >= 0.0 ? w : in[m + k];
+        if (!kill) in[3 * m + k] = -1.0;
+    }
+    for (Py_ssize_t k = 1; k < n; k++) {
+        if (!(in[k] >= in[k - 1])) {
+            *unordered = 1;
+            return NULL;
+        }
+    }
     Run R;
     memset(&R, 0, sizeof R);
     R.n = n;
@@ -315,64 +346,30 @@ static PyObject *batch_run(PyObject *self, PyObject *args) {
     R.policy = policy;
     R.free = capacity;
     R.grace = grace;
+    R.submit = in;
+    R.work = in + m;
+    R.est = in + 2 * m;
+    R.wall = in + 3 * m;
+    R.size = I->sz;
     Py_ssize_t leaves = 1;
     while (leaves < n) leaves *= 2;
-    size_t m = (size_t)(n ? n : 1);
-    /* The inputs as read, returned too: the caller's columns without another conversion. */
-    PyObject *in_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(4 * m * sizeof(double)));
-    PyObject *size_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(long long)));
     PyObject *start_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(double)));
     PyObject *end_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(double)));
     PyObject *state_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)m);
-    double *in = in_b ? (double *)PyBytes_AS_STRING(in_b) : NULL;
-    long long *sz = size_b ? (long long *)PyBytes_AS_STRING(size_b) : NULL;
-    R.heap = malloc(m * sizeof(Item));
-    R.ends = policy == EASY ? malloc(m * sizeof(Item)) : NULL;
-    R.queued = calloc(m, 1);
+    R.heap = malloc((size_t)m * sizeof(Item));
+    R.ends = policy == EASY ? malloc((size_t)m * sizeof(Item)) : NULL;
+    R.queued = calloc((size_t)m, 1);
     if (policy == EASY) {
         R.tree.leaves = leaves;
         R.tree.size = malloc(2 * (size_t)leaves * sizeof(long long));
         R.tree.est = malloc(2 * (size_t)leaves * sizeof(double));
     }
     PyObject *result = NULL;
-    if (!in || !sz || !start_b || !end_b || !state_b || !R.heap || !R.queued ||
+    if (!start_b || !end_b || !state_b || !R.heap || !R.queued ||
         (policy == EASY && (!R.ends || !R.tree.size || !R.tree.est))) {
         PyErr_NoMemory();
         goto done;
     }
-    R.submit = in;
-    R.work = in + m;
-    R.est = in + 2 * m;
-    R.wall = in + 3 * m;
-    if (read_doubles(submit, n, in, "submit", 0) || read_doubles(work, n, in + m, "work", 0) ||
-        read_doubles(wall, n, in + 3 * m, "wall", 1))
-        goto done;
-    /* EASY plans with the walltime, else the run time; a kill applies where a walltime does. */
-    for (Py_ssize_t k = 0; k < n; k++) {
-        double w = in[3 * m + k];
-        in[2 * m + k] = w >= 0.0 ? w : in[m + k];
-        if (!kill) in[3 * m + k] = -1.0;
-    }
-    if (!PyList_Check(size) || PyList_GET_SIZE(size) != n) {
-        PyErr_Format(PyExc_TypeError, "batch core: size must be a list of %zd ints", n);
-        goto done;
-    }
-    for (Py_ssize_t k = 0; k < n; k++) {
-        long long v = PyLong_AsLongLong(PyList_GET_ITEM(size, k));
-        if (v == -1 && PyErr_Occurred()) goto done;
-        if (v < 1) {
-            PyErr_Format(PyExc_ValueError, "batch core: job %zd has size %lld", k, v);
-            goto done;
-        }
-        sz[k] = v;
-    }
-    for (Py_ssize_t k = 1; k < n; k++) {
-        if (!(in[k] >= in[k - 1])) {
-            PyErr_SetString(PyExc_ValueError, "batch core: jobs must come in submission order");
-            goto done;
-        }
-    }
-    R.size = sz;
     R.start = (double *)PyBytes_AS_STRING(start_b);
     R.end = (double *)PyBytes_AS_STRING(end_b);
     R.state = (signed char *)PyBytes_AS_STRING(state_b);
@@ -391,10 +388,9 @@ static PyObject *batch_run(PyObject *self, PyObject *args) {
     simulate(&R);
     Py_END_ALLOW_THREADS
     result = Py_BuildValue("OOOddnnnndOO", start_b, end_b, state_b, R.alloc_area, R.demand_area,
-                           R.started, R.completed, R.killed, R.rejected, R.now, in_b, size_b);
+                           R.started, R.completed, R.killed, R.rejected, R.now, I->in_b,
+                           I->size_b);
 done:
-    Py_XDECREF(in_b);
-    Py_XDECREF(size_b);
     Py_XDECREF(start_b);
     Py_XDECREF(end_b);
     Py_XDECREF(state_b);
@@ -403,6 +399,300 @@ done:
     free(R.queued);
     free(R.tree.size);
     free(R.tree.est);
+    return result;
+}
+
+static int check_policy(int policy) {
+    if (policy != FCFS && policy != EASY) {
+        PyErr_Format(PyExc_ValueError, "batch core: policy %d is neither 0 (FCFS) nor 1 (EASY)",
+                     policy);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *batch_run(PyObject *self, PyObject *args) {
+    int policy, kill;
+    long long capacity;
+    double grace;
+    PyObject *submit, *work, *wall, *size;
+    if (!PyArg_ParseTuple(args, "iLdpO!O!O!O!", &policy, &capacity, &grace, &kill, &PyList_Type,
+                          &submit, &PyList_Type, &work, &PyList_Type, &wall, &PyList_Type, &size))
+        return NULL;
+    if (check_policy(policy) < 0) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(submit);
+    Inputs I;
+    if (inputs_new(&I, n) < 0) return NULL;
+    double *in = I.in;
+    Py_ssize_t m = I.m;
+    PyObject *result = NULL;
+    if (read_doubles(submit, n, in, "submit", 0) || read_doubles(work, n, in + m, "work", 0) ||
+        read_doubles(wall, n, in + 3 * m, "wall", 1))
+        goto done;
+    if (!PyList_Check(size) || PyList_GET_SIZE(size) != n) {
+        PyErr_Format(PyExc_TypeError, "batch core: size must be a list of %zd ints", n);
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        long long v = PyLong_AsLongLong(PyList_GET_ITEM(size, k));
+        if (v == -1 && PyErr_Occurred()) goto done;
+        if (v < 1) {
+            PyErr_Format(PyExc_ValueError, "batch core: job %zd has size %lld", k, v);
+            goto done;
+        }
+        I.sz[k] = v;
+    }
+    int unordered;
+    result = run_inputs(policy, capacity, grace, kill, &I, &unordered);
+    if (unordered)
+        PyErr_SetString(PyExc_ValueError, "batch core: jobs must come in submission order");
+done:
+    Py_XDECREF(I.in_b);
+    Py_XDECREF(I.size_b);
+    return result;
+}
+
+/* The offset at which objects of type `cls` keep the slot of data descriptor `d` when it is a
+ * plain object slot of `cls` (`__slots__`), else -1. */
+static Py_ssize_t slot_offset(PyObject *d, PyTypeObject *cls) {
+    if (Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyDescrObject *)d)->d_type == cls) {
+        PyMemberDef *def = ((PyMemberDescrObject *)d)->d_member;
+        if (def->type == T_OBJECT_EX && !(def->flags & PY_AUDIT_READ)) return def->offset;
+    }
+    return -1;
+}
+
+/* `d.__get__(o, cls)`, a new reference or NULL with an exception set; read at `offset` (from
+ * `slot_offset`, not -1) when the slot is set. `o`'s type must be `cls` itself. */
+static inline PyObject *slot_get(PyObject *d, Py_ssize_t offset, PyObject *o, PyTypeObject *cls) {
+    if (offset >= 0) {
+        PyObject *v = *(PyObject **)((char *)o + offset);
+        if (v != NULL) {
+            Py_INCREF(v);
+            return v;
+        }
+    }
+    return Py_TYPE(d)->tp_descr_get(d, o, (PyObject *)cls);
+}
+
+static int cmp_ll(const void *a, const void *b) {
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether no value of `v` (n of them) appears twice. */
+static int all_unique(const long long *v, Py_ssize_t n) {
+    int up = 1, down = 1;
+    for (Py_ssize_t k = 1; k < n && (up || down); k++) {
+        if (!(v[k] > v[k - 1])) up = 0;
+        if (!(v[k] < v[k - 1])) down = 0;
+    }
+    if (up || down) return 1;
+    long long *c = malloc((size_t)n * sizeof(long long));
+    if (c == NULL) return -1;
+    memcpy(c, v, (size_t)n * sizeof(long long));
+    qsort(c, (size_t)n, sizeof(long long), cmp_ll);
+    int ok = 1;
+    for (Py_ssize_t k = 1; k < n; k++) {
+        if (c[k] == c[k - 1]) {
+            ok = 0;
+            break;
+        }
+    }
+    free(c);
+    return ok;
+}
+
+/* The float of `v` (a Python float or int), or -1 with `*bad` set when it is neither. */
+static double as_double(PyObject *v, int *bad) {
+    if (PyFloat_CheckExact(v)) return PyFloat_AS_DOUBLE(v);
+    if (PyLong_CheckExact(v)) {
+        double x = PyLong_AsDouble(v);
+        if (x == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            *bad = 1;
+        }
+        return x;
+    }
+    *bad = 1;
+    return -1.0;
+}
+
+/* The int of `v` (a Python int within long long), or -1 with `*bad` set otherwise. */
+static long long as_ll(PyObject *v, int *bad) {
+    if (!PyLong_CheckExact(v)) {
+        *bad = 1;
+        return -1;
+    }
+    int overflow;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (x == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        *bad = 1;
+    }
+    return x;
+}
+
+/* run_specs(policy, capacity, grace, kill, cls, objects, fields, checks): the whole run of
+ * `objects` (`JobSpec`s, exactly of type `cls`) read straight from their slots, in one pass, job
+ * by job: `fields` are the descriptors of id, submit, work, nodes, min_nodes and walltime,
+ * `checks` the `(descr, value, is_)` triples of `get_columns`. What `simulate()` runs
+ * (`hpcgym.sim.batch_specs`): no column lists, no id array built in Python.
+ *
+ * Returns `None` when a job does not qualify for the core (another type, a failed check,
+ * `min_nodes != nodes`, a number that is not a Python float or int within range, a size below
+ * 1, an id seen twice, or, without kills, a work above the walltime), `False` when the jobs do
+ * not come in submission order (sort them and call again), else `run`'s tuple followed by the
+ * ids (int64 bytes) and the sum of `work * nodes` in job order as Python's `sum()` of floats
+ * adds them (`None` on Python 3.12 and later, whose `sum` compensates: the caller sums). */
+enum { MAX_CHECKS = 16 };
+
+static PyObject *run_specs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "run_specs takes 8 arguments");
+        return NULL;
+    }
+    long policy = PyLong_AsLong(args[0]);
+    long long capacity = PyLong_AsLongLong(args[1]);
+    double grace = PyFloat_AsDouble(args[2]);
+    int kill = PyObject_IsTrue(args[3]);
+    if (PyErr_Occurred() || check_policy(policy == FCFS || policy == EASY ? (int)policy : -1) < 0)
+        return NULL;
+    PyObject *objects = args[5], *fields = args[6], *checks = args[7];
+    if (!PyType_Check(args[4]) || !PyList_Check(objects) || !PyTuple_Check(fields) ||
+        PyTuple_GET_SIZE(fields) != 6 || !PyTuple_Check(checks)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "run_specs: cls must be a type, objects a list, fields a tuple of 6 "
+                        "descriptors and checks a tuple");
+        return NULL;
+    }
+    PyTypeObject *cls = (PyTypeObject *)args[4];
+    Py_ssize_t n = PyList_GET_SIZE(objects), nc = PyTuple_GET_SIZE(checks);
+    PyObject *f[6];
+    for (int c = 0; c < 6; c++) {
+        f[c] = PyTuple_GET_ITEM(fields, c);
+        if (Py_TYPE(f[c])->tp_descr_get == NULL) {
+            PyErr_Format(PyExc_TypeError, "run_specs: %R is not a descriptor", f[c]);
+            return NULL;
+        }
+    }
+    int is_[MAX_CHECKS];
+    Py_ssize_t at[6], check_at[MAX_CHECKS];
+    for (int c = 0; c < 6; c++) at[c] = slot_offset(f[c], cls);
+    if (nc > MAX_CHECKS) {
+        PyErr_Format(PyExc_ValueError, "run_specs: at most %d checks", MAX_CHECKS);
+        return NULL;
+    }
+    for (Py_ssize_t c = 0; c < nc; c++) {
+        PyObject *t = PyTuple_GET_ITEM(checks, c);
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3 ||
+            Py_TYPE(PyTuple_GET_ITEM(t, 0))->tp_descr_get == NULL) {
+            PyErr_SetString(PyExc_TypeError, "run_specs: checks are (descr, value, is_) triples");
+            return NULL;
+        }
+        check_at[c] = slot_offset(PyTuple_GET_ITEM(t, 0), cls);
+        is_[c] = PyObject_IsTrue(PyTuple_GET_ITEM(t, 2));
+        if (is_[c] < 0) return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (Py_TYPE(PyList_GET_ITEM(objects, i)) != cls) Py_RETURN_NONE;
+    }
+    Inputs I;
+    if (inputs_new(&I, n) < 0) return NULL;
+    PyObject *ids_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((size_t)I.m * sizeof(long long)));
+    PyObject *result = NULL, *run = NULL, *demand = NULL;
+    if (ids_b == NULL) goto done;
+    long long *ids = (long long *)PyBytes_AS_STRING(ids_b);
+    double *in = I.in, total = 0.0;
+    Py_ssize_t m = I.m;
+    int bad = 0;
+    for (Py_ssize_t i = 0; i < n && !bad; i++) {
+        PyObject *o = PyList_GET_ITEM(objects, i), *v[6];
+        for (Py_ssize_t c = 0; c < nc; c++) {
+            PyObject *t = PyTuple_GET_ITEM(checks, c), *value = PyTuple_GET_ITEM(t, 1);
+            PyObject *got = slot_get(PyTuple_GET_ITEM(t, 0), check_at[c], o, cls);
+            if (got == NULL) goto done;
+            int same = got == value;
+            if (!same && !is_[c]) {
+                if (PyFloat_CheckExact(got) && PyFloat_CheckExact(value))
+                    same = PyFloat_AS_DOUBLE(got) == PyFloat_AS_DOUBLE(value);
+                else
+                    same = PyObject_RichCompareBool(got, value, Py_EQ);
+            }
+            Py_DECREF(got);
+            if (same < 0) goto done;
+            if (!same) {
+                bad = 1;
+                break;
+            }
+        }
+        if (bad) break;
+        for (int c = 0; c < 6; c++) {
+            v[c] = slot_get(f[c], at[c], o, cls);
+            if (v[c] == NULL) {
+                while (c--) Py_DECREF(v[c]);
+                goto done;
+            }
+        }
+        ids[i] = as_ll(v[0], &bad);
+        in[i] = as_double(v[1], &bad);
+        double work = as_double(v[2], &bad);
+        in[m + i] = work;
+        long long size = as_ll(v[3], &bad);
+        long long least = as_ll(v[4], &bad);
+        I.sz[i] = size;
+        double wall = v[5] == Py_None ? -1.0 : as_double(v[5], &bad);
+        in[3 * m + i] = wall;
+        if (size < 1 || least != size || (!kill && wall >= 0.0 && work > wall)) bad = 1;
+        total += work * (double)size;
+        for (int c = 0; c < 6; c++) Py_DECREF(v[c]);
+    }
+    if (!bad) {
+        int u = all_unique(ids, n);
+        if (u < 0) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        bad = !u;
+    }
+    if (bad) {
+        result = Py_None;
+        Py_INCREF(result);
+        goto done;
+    }
+    int unordered;
+    run = run_inputs((int)policy, capacity, grace, kill, &I, &unordered);
+    if (unordered) {
+        result = Py_False;
+        Py_INCREF(result);
+        goto done;
+    }
+    if (run == NULL) goto done;
+#if PY_VERSION_HEX < 0x030C0000
+    /* Python's sum() of floats up to 3.11: left to right in double, from 0. */
+    demand = PyFloat_FromDouble(total);
+    if (demand == NULL) goto done;
+#else
+    (void)total;
+    demand = Py_None;
+    Py_INCREF(demand);
+#endif
+    result = PyTuple_New(PyTuple_GET_SIZE(run) + 2);
+    if (result == NULL) goto done;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(run); k++) {
+        PyObject *x = PyTuple_GET_ITEM(run, k);
+        Py_INCREF(x);
+        PyTuple_SET_ITEM(result, k, x);
+    }
+    PyTuple_SET_ITEM(result, PyTuple_GET_SIZE(run), ids_b);
+    PyTuple_SET_ITEM(result, PyTuple_GET_SIZE(run) + 1, demand);
+    ids_b = demand = NULL;
+done:
+    Py_XDECREF(run);
+    Py_XDECREF(demand);
+    Py_XDECREF(ids_b);
+    Py_XDECREF(I.in_b);
+    Py_XDECREF(I.size_b);
     return result;
 }
 
@@ -434,9 +724,9 @@ static PyObject *set_column(PyObject *self, PyObject *args) {
 /* get_columns(cls, objects, descrs, checks=()): for each data descriptor of `descrs` (a tuple),
  * the list `[descr.__get__(o, cls) for o in objects]`; `None` when an object's type is not `cls`
  * itself (a subclass may read its fields otherwise) or when, for a triple `(descr, value, is_)`
- * of `checks`, an object's `descr.__get__(o, cls)` is not `value` (`is_`) or not equal to it. What `hpcgym.sim.batch_specs`
- * reads `JobSpec`s' slots with: one C call instead of an attribute read in Python per job and
- * field. */
+ * of `checks`, an object's `descr.__get__(o, cls)` is not `value` (`is_`) or not equal to it.
+ * What `hpcgym.sim.metrics` reads the jobs' and specs' fields with for a result table: one C call
+ * instead of an attribute read in Python per object and field. */
 static PyObject *get_columns(PyObject *self, PyObject *args) {
     PyTypeObject *cls;
     PyObject *objects, *descrs, *checks = NULL;
@@ -677,6 +967,12 @@ static PyMethodDef methods[] = {
     {"set_column", set_column, METH_VARARGS,
      "set_column(descr, objects, values, per_object)\n\n"
      "descr.__set__(objects[i], values[i] if per_object else values) for every object."},
+    {"run_specs", (PyCFunction)(void (*)(void))run_specs, METH_FASTCALL,
+     "run_specs(policy, capacity, grace, kill, cls, objects, fields, checks)\n\n"
+     "run()'s tuple, then the ids (int64 bytes) and the sum of work * nodes (None from Python "
+     "3.12), for objects of exactly type cls read through fields (id, submit, work, nodes, "
+     "min_nodes, walltime) and checks (descr, value, is_); None when one does not qualify, "
+     "False when they are not in submission order."},
     {"run", batch_run, METH_VARARGS,
      "run(policy, capacity, grace, kill, submit, work, wall, size) -> (start, end, state, "
      "alloc_area, "

@@ -12,6 +12,16 @@ def run(
     wall: list[object],
     size: list[int],
 ) -> tuple[bytes, bytes, bytes, float, float, int, int, int, int, float, bytes, bytes]: ...
+def run_specs(
+    policy: int,
+    capacity: int,
+    grace: float,
+    kill: bool,
+    cls: type,
+    objects: list[Any],
+    fields: tuple[Any, ...],
+    checks: tuple[Any, ...],
+) -> tuple[Any, ...] | bool | None: ...
 def set_column(descr: object, objects: list[object], values: object, per_object: bool) -> None: ...
 def untrack(objects: list[object]) -> None: ...
 def new_objects(cls: type, n: int) -> list[Any]: ...

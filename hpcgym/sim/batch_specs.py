@@ -1,13 +1,14 @@
 """A batch run straight from the job specs: the C core without a simulator (``simulate()``).
 
 ``BaseScheduler.simulate`` of ``make("fcfs")`` or ``make("easy")`` hands the batch core
-(``hpcgym.sim.batch``) four columns of the jobs and returns the table it builds from the core's
-output; building a ``Simulator`` for that (a ``Job`` per spec, its node pool, its views) cost
-about two thirds of such a call. ``run_specs`` reads the specs' fields column by column in C
-instead, applies the rules by which ``run_batch`` takes the core (every job rigid, on whole
-nodes, without memory, no walltime it would outlive, one cluster, no tick, unique ids), runs the
-core and builds the same ``SimResult`` bit for bit (``tests/sim/test_batch_specs.py`` compares it
-with a simulator's). When a rule fails it returns ``None`` and the caller builds the simulator as
+(``hpcgym.sim.batch``) the jobs and returns the table it builds from the core's output; building
+a ``Simulator`` for that (a ``Job`` per spec, its node pool, its views) cost about two thirds of
+such a call. ``run_specs`` has the core read the specs' slots itself (``_batchcore.run_specs``:
+one pass, job by job, into its arrays; the ids and the demand's sum come back with the run),
+apply the rules by which ``run_batch`` takes the core (every job rigid, on whole nodes, without
+memory, no walltime it would outlive, one cluster, no tick, unique ids) and run; the same
+``SimResult`` is then built bit for bit (``tests/sim/test_batch_specs.py`` compares it with a
+simulator's). When a rule fails it returns ``None`` and the caller builds the simulator as
 before, which raises its own errors (a duplicate id) and takes the event loop where it must.
 """
 
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from hpcgym.sim.spec import JobKind, JobSpec, SizeRule
 _COLUMNS = tuple(
     getattr(JobSpec, f) for f in ("id", "submit", "work", "nodes", "min_nodes", "walltime")
 )
-"""Descriptors of ``JobSpec``'s slots, read with the core's ``get_columns``."""
+"""Descriptors of ``JobSpec``'s slots the core's ``run_specs`` reads, in its order."""
 _PLAIN_RIGID = tuple(
     (getattr(JobSpec, name), value, identity)
     for name, value, identity in (
@@ -56,24 +56,24 @@ def run_specs(
     if policy < 0 or core is None or config.tick is not None or len(platform.clusters) != 1:
         return None
     specs = jobs if type(jobs) is list else list(jobs)
-    columns = _columns(core, specs)
-    if columns is None:
+    if not specs:
         return None
-    ids = np.array(columns[0], dtype=np.int64)
-    try:
-        out = _run(core, policy, platform, config, columns, ids)
-    except _OutOfOrder:
+    args = (policy, platform.largest_cluster, OVERRUN_GRACE, config.kill_on_walltime, JobSpec)
+    out = core.run_specs(*args, specs, _COLUMNS, _PLAIN_RIGID)
+    if out is False:
         # The engine takes the jobs sorted by submission time (stably): so does the core.
         specs = sorted(specs, key=_submit_of)
-        columns = _columns(core, specs)
-        assert columns is not None
-        ids = np.array(columns[0], dtype=np.int64)
-        out = _run(core, policy, platform, config, columns, ids)
+        out = core.run_specs(*args, specs, _COLUMNS, _PLAIN_RIGID)
     if out is None:
         return None
-    _, _, work, nodes, _, _ = columns
     n = len(specs)
+    ids = np.frombuffer(out[12], dtype=np.int64, count=n).copy()
     table = batch_columns(out, ids, config.bsld_tau)
+    demand_work = out[13]
+    if demand_work is None:  # Python 3.12 and later: their sum() of floats compensates
+        inputs = np.frombuffer(out[10], dtype=np.float64, count=4 * n)
+        sizes = np.frombuffer(out[11], dtype=np.int64, count=n)
+        demand_work = sum((inputs[n : 2 * n] * sizes).tolist())
     alloc, demand = float(out[3]), float(out[4])
     totals = EpisodeTotals(
         jobs=n,
@@ -85,61 +85,6 @@ def run_specs(
         useful_area=alloc,
         underutilization=demand - alloc,
         # The engine's ``work * nodes * cpu_need`` summed in the same order (cpu_need is 1.0).
-        total_demand_work=sum(map(operator.mul, work, nodes)),
+        total_demand_work=demand_work,
     )
     return SimResult(table, summary_of(table, totals, config))
-
-
-def _columns(core: Any, specs: list[JobSpec]) -> tuple[list[Any], ...] | None:
-    """``id, submit, work, nodes, min_nodes, walltime`` of ``specs`` as lists, or ``None``.
-
-    ``None`` when there is no spec or one is not a plain rigid ``JobSpec`` (``_PLAIN_RIGID``).
-    """
-    if not specs:
-        return None
-    columns: tuple[list[Any], ...] | None = core.get_columns(JobSpec, specs, _COLUMNS, _PLAIN_RIGID)
-    return columns
-
-
-class _OutOfOrder(Exception):
-    """The jobs do not come in submission order."""
-
-
-def _run(
-    core: Any,
-    policy: int,
-    platform: Platform,
-    config: SimConfig,
-    columns: tuple[list[Any], ...],
-    ids: np.ndarray,
-) -> tuple[Any, ...] | None:
-    """The core's run of the jobs' ``columns``, or ``None`` (it does not qualify).
-
-    ``None`` when an id appears twice or a job would outlive its estimate (walltime kills off).
-
-    Raises:
-        _OutOfOrder: The jobs do not come in submission order (the core checks it).
-    """
-    _, submit, work, nodes, min_nodes, walltime = columns
-    kill = config.kill_on_walltime
-    if min_nodes != nodes or not _unique(ids):
-        return None
-    if not kill and any(w is not None and r > w for r, w in zip(work, walltime, strict=True)):
-        return None  # EASY's general path
-    try:
-        out: tuple[Any, ...] = core.run(
-            policy, platform.largest_cluster, OVERRUN_GRACE, kill, submit, work, walltime, nodes
-        )
-    except ValueError as e:
-        if "submission order" in str(e):
-            raise _OutOfOrder from e
-        raise
-    return out
-
-
-def _unique(ids: np.ndarray) -> bool:
-    """Whether no id appears twice (at once when they increase or decrease throughout)."""
-    step = np.diff(ids)
-    if (step > 0).all() or (step < 0).all():
-        return True
-    return bool(np.unique(ids).size == ids.size)

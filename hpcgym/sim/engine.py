@@ -13,7 +13,7 @@ import math
 import operator
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Protocol, final
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast, final
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -729,14 +729,17 @@ class EngineCore:
                 pool = self.pool
                 if len(runs) == 2:
                     # ``NodePool.release_runs`` of one run, inlined.
-                    a, b = runs[0], runs[1]
+                    # The ids' own objects (``box``'s), handed on as they are.
+                    runs_o = cast("list[object]", runs)
+                    a_o, b_o = runs_o[0], runs_o[1]
+                    a, b = cast(int, a_o), cast(int, b_o)
                     lazy = pool.lazy
                     if jid in lazy:
                         del lazy[jid]
                     else:
                         pool.cpu_used[a:b].fill(0.0)
                     pool.free[job._cluster] += b - a
-                    pool.idle[job._cluster].give(a, b)
+                    pool.idle[job._cluster].give_boxed(a_o, b_o)
                 else:
                     pool.release_runs(job._cluster, runs, jid)
             else:

@@ -163,12 +163,14 @@ class NodePool:
         if not written:
             del lazy[job_id]
         used = self.cpu_used
+        runs_o = cast("list[object]", runs)  # the ids' own objects (``box``'s)
         n = 0
         for i in range(0, len(runs), 2):
-            a, b = runs[i], runs[i + 1]
+            a_o, b_o = runs_o[i], runs_o[i + 1]
+            a, b = cast(int, a_o), cast(int, b_o)
             if written:
                 used[a:b].fill(0.0)
-            idle.give(a, b)
+            idle.give_boxed(a_o, b_o)
             n += b - a
         self.free[cluster] += n
 
@@ -476,6 +478,15 @@ class IdleRuns:
 
     def give(self, a: int, b: int) -> None:
         """Nodes ``[a, b)``, all busy, become idle."""
+        self.give_boxed(box(a), box(b))
+
+    def give_boxed(self, a_o: object, b_o: object) -> None:
+        """``give`` of ids held as Python ints (``box``'s, as a job's runs hold them).
+
+        The objects are stored as they are: no lookup in ``box``'s cache, whose 2 MB of
+        pointers a wide machine's ids reach at random.
+        """
+        a, b = cast(int, a_o), cast(int, b_o)
         lo, hi = self.lo, self.hi
         # ``bisect_left(lo, a)``, written out: compiled, it compares machine integers.
         i, j = 0, len(lo)
@@ -495,12 +506,12 @@ class IdleRuns:
             del lo[i]
             del hi[i]
         elif left:
-            hi_o[i - 1] = box(b)
+            hi_o[i - 1] = b_o
         elif right:
-            lo_o[i] = box(a)
+            lo_o[i] = a_o
         else:
-            lo_o.insert(i, box(a))
-            hi_o.insert(i, box(b))
+            lo_o.insert(i, a_o)
+            hi_o.insert(i, b_o)
 
     def occupy(self, a: int, b: int) -> None:
         """Nodes ``[a, b)``, all idle (so inside one run), become busy."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -64,14 +65,18 @@ job_st = st.tuples(
     name=st.sampled_from(["fcfs", "easy"]),
     offset=st.sampled_from([0.0, 0.1, 1e9 + 0.3]),
     tau=st.sampled_from([10.0, 0.5]),
+    ints=st.booleans(),
 )
-def test_specs_run_equals_event_loop(raw, kill, name, offset, tau) -> None:  # type: ignore[no-untyped-def]
+def test_specs_run_equals_event_loop(raw, kill, name, offset, tau, ints) -> None:  # type: ignore[no-untyped-def]
     jobs = []
     for i, (s, w, n, d) in enumerate(raw):
         wall = None if d is None else w + d
         if wall is not None and wall <= 0:
             wall = None
-        jobs.append(JobSpec(id=100 - i, submit=s + offset, work=float(w), nodes=n, walltime=wall))
+        # ``ints``: times kept as the Python ints a spec accepts where they are whole numbers
+        submit = s if ints and offset == 0.0 else s + offset
+        work = w if ints else float(w)
+        jobs.append(JobSpec(id=100 - i, submit=submit, work=work, nodes=n, walltime=wall))
     config = SimConfig(kill_on_walltime=kill, bsld_tau=tau)
     expected = loop_result(Platform.single(8), jobs, config, name)
     got = run_specs(Platform.single(8), jobs, config, make(name))
@@ -124,6 +129,44 @@ def test_unsorted_specs_run_in_submission_order() -> None:
         expected = loop_result(platform, jobs, SimConfig(), name)
         assert_same_result(run_specs(platform, jobs, SimConfig(), make(name)), expected)
         assert expected.columns["id"].tolist() == [2, 4, 1, 3]
+
+
+def test_core_run_specs_reads_the_slots() -> None:
+    """The core's own pass over the specs: what it gives up on, and what it returns."""
+    from hpcgym.sim import _batchcore
+    from hpcgym.sim.batch_specs import _COLUMNS, _PLAIN_RIGID
+
+    def run(jobs: list[JobSpec], kill: bool = True) -> object:
+        return _batchcore.run_specs(1, 8, 60.0, kill, JobSpec, jobs, _COLUMNS, _PLAIN_RIGID)
+
+    jobs = [
+        JobSpec(id=7, submit=0, work=3, nodes=2, walltime=4),  # Python ints where allowed
+        JobSpec(id=-2, submit=1.5, work=2.0, nodes=8),
+        JobSpec(id=3, submit=1.5, work=5.0, nodes=9),  # larger than the machine: rejected
+    ]
+    out = run(jobs)
+    assert isinstance(out, tuple) and len(out) == 14
+    assert np.frombuffer(out[12], dtype=np.int64).tolist() == [7, -2, 3]
+    if sys.version_info < (3, 12):  # the sum() of floats the core repeats
+        assert out[13] == sum(float(j.work) * j.nodes for j in jobs)
+    else:  # a compensated sum(): run_specs sums in Python
+        assert out[13] is None
+    assert np.frombuffer(out[2], dtype=np.int8).tolist() == [0, 0, 2]
+    assert run(jobs[::-1]) is False  # not in submission order
+    assert run([*jobs, dataclasses.replace(jobs[1], submit=9.0)]) is None  # id twice
+    assert run([jobs[2], jobs[0], dataclasses.replace(jobs[1], id=3)]) is None  # unsorted ids
+    assert run([JobSpec(id=2**63, submit=0.0)]) is None  # beyond int64: the simulator's
+    assert run([dataclasses.replace(jobs[0], walltime=2.0)], kill=False) is None  # outlives it
+    assert run([dataclasses.replace(jobs[0], mem=0.5)]) is None
+    assert run([dataclasses.replace(jobs[0], cpu_need=0.5)]) is None
+    assert run([jobs[0], 1]) is None  # type: ignore[list-item]
+    assert run([]) is not None
+    with pytest.raises(TypeError, match="6 descriptors"):
+        _batchcore.run_specs(1, 8, 60.0, True, JobSpec, jobs, _COLUMNS[:5], ())
+    with pytest.raises(TypeError, match="triples"):
+        _batchcore.run_specs(1, 8, 60.0, True, JobSpec, jobs, _COLUMNS, ((JobSpec.mem, 0.0),))
+    with pytest.raises(ValueError, match="neither"):
+        _batchcore.run_specs(2, 8, 60.0, True, JobSpec, jobs, _COLUMNS, ())
 
 
 def test_core_reads_columns() -> None:

@@ -217,6 +217,29 @@ def test_runs_take_give_and_occupy_like_a_set(ids: set[int], n: int) -> None:
     assert runs.lo == [0] and runs.hi == [301]
 
 
+@settings(max_examples=100, deadline=None)
+@given(ids=st.sets(st.integers(0, 300), max_size=120), seed=st.integers(0, 1000))
+def test_give_boxed_gives_the_objects_it_is_handed(ids: set[int], seed: int) -> None:
+    """``give_boxed`` (the ids' own objects, as a job's runs hold them) is ``give``."""
+    one = Simulator(Platform.single(301), []).pool.idle[0]
+    other = Simulator(Platform.single(301), []).pool.idle[0]
+    busy = np.array(sorted(ids), dtype=np.int64)
+    one.occupy_ids(busy)
+    other.occupy_ids(busy)
+    runs = runs_of_ids(busy)
+    pairs = [(runs[i], runs[i + 1]) for i in range(0, len(runs), 2)]
+    random.Random(seed).shuffle(pairs)
+    for a, b in pairs:
+        one.give(a, b)
+        a_o, b_o = nodes_module.box(a), nodes_module.box(b)
+        kept = {id(x) for x in [*other.lo, *other.hi, a_o, b_o]}
+        other.give_boxed(a_o, b_o)
+        assert one.lo == other.lo and one.hi == other.hi
+        # no new int object: what it stores are the objects it was handed, or moved ones
+        assert all(id(x) in kept for x in [*other.lo, *other.hi])
+    assert other.lo == [0] and other.hi == [301]
+
+
 def test_runs_of_ids_round_trip() -> None:
     ids = np.array([9, 3, 4, 5, 12, 10, 0], dtype=np.int64)
     runs = runs_of_ids(ids)
