@@ -20,6 +20,7 @@ from hpcgym.envs.reserve import ReserveSelection
 from hpcgym.envs.rewards import Rewarder
 from hpcgym.errors import CommandError, SpecError
 from hpcgym.sim.config import SimConfig
+from hpcgym.sim.metrics import episode_summary
 from hpcgym.sim.simulator import Simulator
 
 ACTIONS: dict[str, type[ActionMenu]] = {"menu": ActionMenu}
@@ -220,7 +221,7 @@ class ClusterEnv(gym.Env[Any, np.int64]):
         now = sim.now
         terminated = sim.done
         truncated = not terminated and self._steps >= self._max_steps
-        summary = sim.result().summary if terminated or truncated else None
+        summary = episode_summary(sim) if terminated or truncated else None
         reward, parts = self.rewarder.step(now, summary if terminated else None)
         parts["invalid"] = -penalty
         info = {

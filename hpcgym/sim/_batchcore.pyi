@@ -32,3 +32,11 @@ def fill_rows(
 def get_columns(
     cls: type, objects: list[Any], descrs: tuple[Any, ...], checks: tuple[Any, ...] = ...
 ) -> tuple[list[Any], ...] | None: ...
+def column_stats(
+    submit: list[float],
+    start: list[float],
+    end: list[float],
+    work: list[float],
+    waste: list[float],
+    tau: float,
+) -> tuple[float, ...] | None: ...
