@@ -69,7 +69,7 @@ class JobLedger:
         self.tau = sim.config.bsld_tau
         self.inv_bsld_run = (1.0 / np.maximum(table.work, self.tau)).tolist()
         self.submit_list: list[float] = table.submit.tolist()
-        self._estimate = table.estimate.tolist()
+        self._estimate: list[float] = table.estimate.tolist()
         self.req_list: list[int] = table.req.tolist()
         # Python copies of the columns read one row at a time (numpy scalars are slow there).
         self.min_list: list[int] = table.min.tolist()

@@ -87,6 +87,8 @@ class DictObservation:
             shapes["suspended"] = (cfg.suspended_slots, R_FEATURES)
         shapes["time"] = (T_FEATURES,)
         self.shapes = shapes
+        self.nodes_list: list[float] = []
+        self._cluster_cache: dict[Any, np.ndarray] = {}
         self.space: spaces.Space[Any] = spaces.Dict(
             {k: spaces.Box(0.0, 1.0, s, dtype=np.float32) for k, s in shapes.items()}
         )
@@ -95,9 +97,13 @@ class DictObservation:
         """Prepare the static per-job rows of an episode and hook into the ledger."""
         self.ledger = ledger
         self.t0 = t0
+        nodes_list = [float(c) for c in cluster_nodes]
+        if self.nodes_list != nodes_list:
+            # The cached cluster blocks depend on the idle counts and the cluster sizes only:
+            # they are kept from episode to episode on the same machine.
+            self._cluster_cache = {}
         self.nodes = np.array(cluster_nodes, dtype=float)
-        self.nodes_list = [float(c) for c in cluster_nodes]
-        self._cluster_cache: dict[Any, np.ndarray] = {}
+        self.nodes_list = nodes_list
         self.offsets = np.array(ledger.sim.platform.offsets)
         largest = float(max(cluster_nodes))
         self.largest = largest

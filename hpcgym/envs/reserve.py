@@ -32,8 +32,7 @@ from hpcgym.envs.capacity import Capacity
 from hpcgym.envs.commands import Commander
 from hpcgym.envs.ledger import JobLedger
 from hpcgym.envs.menu import _NONE2, _NONE_B, ActionMenu, Decision, _ReqStarts
-from hpcgym.sim.job import Job
-from hpcgym.sim.planning import estimated_end, runtime_estimate, shadow
+from hpcgym.sim.planning import estimated_end, shadow
 from hpcgym.sim.simulator import Simulator
 
 
@@ -157,26 +156,31 @@ class ReserveSelection:
                     releases = sorted((estimated_end(sim, j), j.size) for j in sim.running.values())
                     limit = shadow(sim.now, free, need, releases)[0]
                 if free:
-                    self._backfill(job, limit, free, sim, cmd)
+                    self._backfill(row, limit, free, sim, cmd)
             if not cmd.advance():
                 return  # every job has ended (the chosen one was rejected or killed)
             if jid not in sim.queue:
                 return
 
     @staticmethod
-    def _backfill(chosen: Job, limit: float, free: int, sim: Simulator, cmd: Commander) -> None:
+    def _backfill(chosen: int, limit: float, free: int, sim: Simulator, cmd: Commander) -> None:
         """Start the other queued jobs that fit and end strictly before ``limit``.
 
-        In submission order, each on the ``free`` nodes left by those before it.
+        In submission order, each on the ``free`` nodes left by those before it; ``chosen`` is
+        the ledger row of the job waited for. The ledger's queued rows are the engine's queue
+        in its order (``sim.queued_jobs()``), its ``req_list`` the requested sizes and its
+        estimates the :func:`~hpcgym.sim.planning.runtime_estimate` of each row.
         """
         now = sim.now
-        row_of = cmd.ledger.row_of
-        for job in sim.queued_jobs():
-            n = job._want  # ``spec.nodes``, kept by the job as a native field
-            if job is chosen or n > free:
+        ledger = cmd.ledger
+        req = ledger.req_list
+        estimate = ledger._estimate
+        for r in ledger.queued.copy():  # a start takes its row out of the list
+            n = req[r]
+            if r == chosen or n > free:
                 continue
-            if now + runtime_estimate(job.spec) < limit:
-                cmd.start(row_of[job.id])
+            if now + estimate[r] < limit:
+                cmd.start(r)
                 free -= n
                 if free == 0:
                     return
