@@ -271,3 +271,58 @@ def test_fill_rows_refuses_bad_arguments() -> None:
         fill(out, table, 3, [0], None, 0, 0.0, 1.0, 3, vals, -1, [])
     with pytest.raises(TypeError, match="12 arguments"):
         core.fill_rows(out, table)
+
+
+def _full_trace(env: gym.Env[Any, Any], steps: int, seed: int, plain: bool) -> list[Any]:
+    """Every step's observation, reward, flags and info, as bytes and reprs; ``plain``: through
+    the interpreted ``ClusterEnv.step`` (the compiled ``ReserveStep`` taken out at each reset).
+    Actions: mostly legal ones, some illegal or out of range, of several integer types."""
+    u = env.unwrapped
+    rng = np.random.default_rng(seed)
+
+    def reset(**kw: Any) -> Any:
+        out = env.reset(**kw)
+        if plain:
+            u._fast = None
+        else:
+            assert u._fast is not None
+        return out
+
+    def record(obs: Any, r: Any, term: bool, trunc: bool, info: dict[str, Any]) -> Any:
+        return (
+            tuple((k, np.asarray(v).tobytes()) for k, v in obs.items()),
+            repr(r),
+            type(r),
+            term,
+            trunc,
+            info["action_mask"].tobytes(),
+            repr({k: v for k, v in info.items() if k != "action_mask"}),
+        )
+
+    obs, info = reset(seed=seed)
+    out = [record(obs, 0.0, False, False, info)]
+    for k in range(steps):
+        legal = np.flatnonzero(info["action_mask"])
+        x = rng.random()
+        if x < 0.03:
+            action: Any = int(rng.integers(-2, env.action_space.n + 3))
+        else:
+            action = legal[int(rng.random() * legal.size)]
+            if k % 7 == 0:
+                action = np.array([action]) if k % 2 else np.int32(action)
+        obs, r, term, trunc, info = env.step(action)
+        out.append(record(obs, r, term, trunc, info))
+        if term or trunc:
+            obs, info = reset()
+    return out
+
+
+@pytest.mark.parametrize("backfill", [False, True])
+@pytest.mark.parametrize("extra", [{}, {"max_steps": 40, "invalid_penalty": 2}])
+def test_compiled_reserve_step_equals_the_interpreted_step(
+    backfill: bool, extra: dict[str, Any]
+) -> None:
+    kwargs = {**RESERVE, "reserve_backfill": backfill, **extra}
+    fast = gym.make("hpcgym/Rigid-v0", **kwargs)
+    plain = gym.make("hpcgym/Rigid-v0", **kwargs)
+    assert _full_trace(fast, 1200, 5, False) == _full_trace(plain, 1200, 5, True)
