@@ -67,7 +67,7 @@ class JobLedger:
         self.cpu_need, self.mem, self.kind = table.cpu_need, table.mem, table.kind
         self.rule, self.multiple = table.rule, table.multiple
         self.tau = sim.config.bsld_tau
-        self.inv_bsld_run = (1.0 / np.maximum(table.work, self.tau)).tolist()
+        self.inv_bsld_run: list[float] = (1.0 / np.maximum(table.work, self.tau)).tolist()
         self.submit_list: list[float] = table.submit.tolist()
         self._estimate: list[float] = table.estimate.tolist()
         self.req_list: list[int] = table.req.tolist()

@@ -656,6 +656,38 @@ done:
     return result;
 }
 
+/* put_floats(out, offset, values): out.flat[offset + i] = values[i] for a C-contiguous float32
+ * `out` and a tuple of floats, each rounded once to float32 as numpy stores a Python float;
+ * False, writing nothing, when a value is not exactly a float (the caller then asks numpy). */
+static PyObject *put_floats(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "put_floats takes 3 arguments");
+        return NULL;
+    }
+    PyObject *values = args[2];
+    Py_ssize_t offset = PyLong_AsSsize_t(args[1]);
+    if (offset == -1 && PyErr_Occurred()) return NULL;
+    if (!PyTuple_Check(values)) {
+        PyErr_SetString(PyExc_TypeError, "put_floats: values must be a tuple");
+        return NULL;
+    }
+    Py_ssize_t k = PyTuple_GET_SIZE(values);
+    for (Py_ssize_t i = 0; i < k; i++) {
+        if (!PyFloat_CheckExact(PyTuple_GET_ITEM(values, i))) Py_RETURN_FALSE;
+    }
+    Py_buffer o;
+    if (float32_buffer(args[0], &o, 1) < 0) return NULL;
+    if (offset < 0 || offset + k > o.len / 4) {
+        PyBuffer_Release(&o);
+        PyErr_SetString(PyExc_IndexError, "put_floats: values out of range of out");
+        return NULL;
+    }
+    float *dst = (float *)o.buf + offset;
+    for (Py_ssize_t i = 0; i < k; i++) dst[i] = (float)PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(values, i));
+    PyBuffer_Release(&o);
+    Py_RETURN_TRUE;
+}
+
 /* ------------------------------------------------------------------ episode summary
  * The per-job statistics of an episode summary (`hpcgym.sim.metrics.summary_of`) without the
  * numpy table: the same elementwise expressions in double, and numpy's sum of a contiguous
@@ -800,6 +832,10 @@ static PyMethodDef methods[] = {
      "width; then, for a column other than -1, out[i, since] = x / (x + scale) with "
      "x = now - since_values[rows[i]], out[i, until] = y / (y + scale) where y = "
      "until_values[rows[i]] - now is positive, else 0."},
+    {"put_floats", (PyCFunction)(void (*)(void))put_floats, METH_FASTCALL,
+     "put_floats(out, offset, values) -> bool\n\n"
+     "out.flat[offset + i] = values[i] on a C-contiguous float32 array, for a tuple of floats "
+     "(each rounded once to float32); False, writing nothing, when a value is not a float."},
     {"new_objects", new_objects, METH_VARARGS,
      "new_objects(cls, n)\n\n[object.__new__(cls) for _ in range(n)], in C."},
     {"untrack", untrack, METH_O,

@@ -192,6 +192,7 @@ def test_observations_are_the_same_without_the_c_helpers(env_id: str, kwargs: An
         pytest.skip("pure-Python install: only the numpy path exists")
     plain = gym.make(env_id, **kwargs)
     plain.unwrapped.encoder.fill_rows = None
+    plain.unwrapped.encoder.put_floats = None
 
     def obs_bytes(obs: Any, r: float, info: Any) -> Any:
         if isinstance(obs, dict):
@@ -242,6 +243,37 @@ def test_fill_rows_equals_numpy(n: int, width: int, data: Any, now: float, scale
                     y / (y + scale) if (y := until_values[r] - now) > 0 else 0.0 for r in rows
                 ]
     assert out.tobytes() == want.tobytes()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(
+        st.floats(allow_nan=True, allow_infinity=True, width=64) | st.sampled_from([0.0, -0.0]),
+        max_size=12,
+    ),
+    data=st.data(),
+)
+def test_put_floats_equals_numpy(values: list[float], data: Any) -> None:
+    core = pytest.importorskip("hpcgym.sim._batchcore")
+    out = np.zeros((3, 12), dtype=np.float32)
+    offset = data.draw(st.integers(0, 36 - len(values)))
+    assert core.put_floats(out, offset, tuple(values)) is True
+    want = np.zeros((3, 12), dtype=np.float32)
+    with np.errstate(all="ignore"):
+        want.reshape(-1)[offset : offset + len(values)] = values
+    assert out.tobytes() == want.tobytes()
+
+
+def test_put_floats_leaves_other_values_to_numpy() -> None:
+    core = pytest.importorskip("hpcgym.sim._batchcore")
+    out = np.zeros(4, dtype=np.float32)
+    assert core.put_floats(out, 0, (1.0, 2)) is False
+    assert core.put_floats(out, 0, (1.0, np.float64(2.0))) is False
+    assert not out.any()
+    with pytest.raises(IndexError):
+        core.put_floats(out, 3, (1.0, 2.0))
+    with pytest.raises(TypeError):
+        core.put_floats(np.zeros(4), 0, (1.0,))
 
 
 def test_fill_rows_refuses_bad_arguments() -> None:
