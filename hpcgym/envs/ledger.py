@@ -59,7 +59,8 @@ class JobLedger:
         self.jobs: list[Job] = list(sim.jobs.values())
         self._efficiency: dict[tuple[int, int], float] = {}
         """Parallel efficiency at a size other than the requested one, by (row, size)."""
-        self.row_of = {job.id: i for i, job in enumerate(self.jobs)}
+        # Job ids in the jobs' order (the engine's ``jobs`` mapping iterates them so).
+        self.row_of = dict(zip(sim.jobs, range(len(self.jobs)), strict=True))
         self.n = n = len(self.jobs)
         self.table = table
         self.submit, self.work, self.estimate = table.submit, table.work, table.estimate
@@ -95,11 +96,15 @@ class JobLedger:
         self.on_touch: Callable[[int, tuple[float, ...]], None] | None = None
         self._dirty: set[int] = set()
         # Progress made before each step of the evolving jobs (others need none).
-        self.step_base = {
-            i: np.concatenate(([0.0], np.cumsum([st.duration for st in j.spec.evolution])))
-            for i, j in enumerate(self.jobs)
-            if j.spec.evolution
-        }
+        self.step_base = (
+            {}
+            if sim._plain_rigid  # no evolving job: no job has steps
+            else {
+                i: np.concatenate(([0.0], np.cumsum([st.duration for st in j.spec.evolution])))
+                for i, j in enumerate(self.jobs)
+                if j.spec.evolution
+            }
+        )
         # Reward sums (see rewards.py).
         self.bsld_ended = 0.0
         self.bstretch_ended = 0.0
