@@ -27,6 +27,7 @@ COMPILED_MODULES = (
     "hpcgym.envs.capacity",
     "hpcgym.envs.sizes",
     "hpcgym.envs.reserve",
+    "hpcgym.envs.rewards",
     "hpcgym.sim.planning",
 )
 

@@ -14,12 +14,13 @@ from hpcgym.envs.config import EnvConfig, expand_wildcards
 from hpcgym.envs.episodes import Episode, choose_episode, dropped_jobs, load_cached, workload_for
 from hpcgym.envs.ledger import JobLedger
 from hpcgym.envs.menu import ActionMenu, Decision
-from hpcgym.envs.observations import OBSERVATIONS
+from hpcgym.envs.observations import OBSERVATIONS, DictObservation
 from hpcgym.envs.render import GanttLog, render_ansi, render_gantt
-from hpcgym.envs.reserve import ReserveSelection
+from hpcgym.envs.reserve import ReserveSelection, ReserveStep
 from hpcgym.envs.rewards import Rewarder
 from hpcgym.errors import CommandError, SpecError
 from hpcgym.sim.config import SimConfig
+from hpcgym.sim.metrics import episode_summary
 from hpcgym.sim.simulator import Simulator
 
 ACTIONS: dict[str, type[ActionMenu]] = {"menu": ActionMenu}
@@ -174,6 +175,8 @@ class ClusterEnv(gym.Env[Any, np.int64]):
             start_offset = self.menu.blocks["start"][0]
             self.reserve = ReserveSelection(cfg.reserve_backfill, start_offset, sizes[0])
         self.sim: Simulator | None = None
+        self._fast: ReserveStep | None = None
+        """Reserve mode's compiled step over the episode's objects (set at each reset)."""
         self._actions: list[int] = []
         self._episode: Episode | None = None
 
@@ -194,6 +197,9 @@ class ClusterEnv(gym.Env[Any, np.int64]):
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Apply one menu entry (see *Action Space*)."""
+        fast = self._fast
+        if fast is not None:
+            return fast.step(self, action)
         sim = self.sim
         if sim is None:
             raise gym.error.ResetNeeded("call reset() before step()")
@@ -220,7 +226,7 @@ class ClusterEnv(gym.Env[Any, np.int64]):
         now = sim.now
         terminated = sim.done
         truncated = not terminated and self._steps >= self._max_steps
-        summary = sim.result().summary if terminated or truncated else None
+        summary = episode_summary(sim) if terminated or truncated else None
         reward, parts = self.rewarder.step(now, summary if terminated else None)
         parts["invalid"] = -penalty
         info = {
@@ -301,6 +307,25 @@ class ClusterEnv(gym.Env[Any, np.int64]):
         n = len(episode.jobs)
         self._max_steps = cfg.max_steps if cfg.max_steps is not None else 20 * n + 100
         self._steps = self._invalid = self._refused = 0
+        reserve = self.reserve
+        if (
+            type(reserve) is ReserveSelection
+            and isinstance(self.encoder, DictObservation)
+            and type(self)._decide is ClusterEnv._decide
+        ):
+            self._fast = ReserveStep(
+                reserve,
+                self.menu,
+                self.ledger,
+                self.capacity,
+                sim,
+                self.cmd,
+                self.encoder,
+                self.rewarder,
+                cfg.skip_trivial,
+                cfg.invalid_penalty,
+                _action_index,
+            )
         self.cmd.advance()
         self._decide()
 

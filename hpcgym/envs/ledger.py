@@ -59,7 +59,8 @@ class JobLedger:
         self.jobs: list[Job] = list(sim.jobs.values())
         self._efficiency: dict[tuple[int, int], float] = {}
         """Parallel efficiency at a size other than the requested one, by (row, size)."""
-        self.row_of = {job.id: i for i, job in enumerate(self.jobs)}
+        # Job ids in the jobs' order (the engine's ``jobs`` mapping iterates them so).
+        self.row_of = dict(zip(sim.jobs, range(len(self.jobs)), strict=True))
         self.n = n = len(self.jobs)
         self.table = table
         self.submit, self.work, self.estimate = table.submit, table.work, table.estimate
@@ -67,9 +68,9 @@ class JobLedger:
         self.cpu_need, self.mem, self.kind = table.cpu_need, table.mem, table.kind
         self.rule, self.multiple = table.rule, table.multiple
         self.tau = sim.config.bsld_tau
-        self.inv_bsld_run = (1.0 / np.maximum(table.work, self.tau)).tolist()
+        self.inv_bsld_run: list[float] = (1.0 / np.maximum(table.work, self.tau)).tolist()
         self.submit_list: list[float] = table.submit.tolist()
-        self._estimate = table.estimate.tolist()
+        self._estimate: list[float] = table.estimate.tolist()
         self.req_list: list[int] = table.req.tolist()
         # Python copies of the columns read one row at a time (numpy scalars are slow there).
         self.min_list: list[int] = table.min.tolist()
@@ -95,11 +96,15 @@ class JobLedger:
         self.on_touch: Callable[[int, tuple[float, ...]], None] | None = None
         self._dirty: set[int] = set()
         # Progress made before each step of the evolving jobs (others need none).
-        self.step_base = {
-            i: np.concatenate(([0.0], np.cumsum([st.duration for st in j.spec.evolution])))
-            for i, j in enumerate(self.jobs)
-            if j.spec.evolution
-        }
+        self.step_base = (
+            {}
+            if sim._plain_rigid  # no evolving job: no job has steps
+            else {
+                i: np.concatenate(([0.0], np.cumsum([st.duration for st in j.spec.evolution])))
+                for i, j in enumerate(self.jobs)
+                if j.spec.evolution
+            }
+        )
         # Reward sums (see rewards.py).
         self.bsld_ended = 0.0
         self.bstretch_ended = 0.0

@@ -47,8 +47,8 @@ from hpcgym.envs.ledger import (
 from hpcgym.envs.menu import Decision
 
 
-def _fill_rows() -> Any:
-    """``hpcgym.sim._batchcore.fill_rows`` (C), or ``None`` in a pure-Python install.
+def _c_helper(name: str) -> Any:
+    """``hpcgym.sim._batchcore``'s ``name`` (C), or ``None`` in a pure-Python install.
 
     Without it numpy gives the same values, slower.
     """
@@ -56,10 +56,14 @@ def _fill_rows() -> Any:
         from hpcgym.sim import _batchcore
     except ImportError:
         return None
-    return _batchcore.fill_rows
+    return getattr(_batchcore, name)
 
 
-_FILL_ROWS: Final = _fill_rows()
+_FILL_ROWS: Final = _c_helper("fill_rows")
+_PUT_FLOATS: Final = _c_helper("put_floats")
+_ZEROS: Final = np.zeros
+_EMPTY: Final = np.empty
+_FLOAT32: Final = np.float32
 _NO_VALUES: Final[list[float]] = []
 
 HOUR = 3600.0
@@ -78,6 +82,8 @@ class DictObservation:
         self.cfg = cfg
         self.fill_rows: Any = _FILL_ROWS
         """The C row filler, or ``None`` for numpy (the same values; a test compares them)."""
+        self.put_floats: Any = _PUT_FLOATS
+        """The C writer of a tuple of floats into float32 cells, or ``None`` for numpy."""
         shapes: dict[str, tuple[int, ...]] = {
             "cluster": (n_clusters, C_FEATURES),
             "queue": (cfg.queue_slots, Q_FEATURES),
@@ -87,6 +93,8 @@ class DictObservation:
             shapes["suspended"] = (cfg.suspended_slots, R_FEATURES)
         shapes["time"] = (T_FEATURES,)
         self.shapes = shapes
+        self.nodes_list: list[float] = []
+        self._cluster_cache: dict[Any, np.ndarray] = {}
         self.space: spaces.Space[Any] = spaces.Dict(
             {k: spaces.Box(0.0, 1.0, s, dtype=np.float32) for k, s in shapes.items()}
         )
@@ -95,9 +103,13 @@ class DictObservation:
         """Prepare the static per-job rows of an episode and hook into the ledger."""
         self.ledger = ledger
         self.t0 = t0
+        nodes_list = [float(c) for c in cluster_nodes]
+        if self.nodes_list != nodes_list:
+            # The cached cluster blocks depend on the idle counts and the cluster sizes only:
+            # they are kept from episode to episode on the same machine.
+            self._cluster_cache = {}
         self.nodes = np.array(cluster_nodes, dtype=float)
-        self.nodes_list = [float(c) for c in cluster_nodes]
-        self._cluster_cache: dict[Any, np.ndarray] = {}
+        self.nodes_list = nodes_list
         self.offsets = np.array(ledger.sim.platform.offsets)
         largest = float(max(cluster_nodes))
         self.largest = largest
@@ -133,7 +145,7 @@ class DictObservation:
     def _touched(self, r: int, d: tuple[float, ...]) -> None:
         # Columns 1..10 in one write; 2, 3 are static, 5, 6 are filled in at encoding time.
         c = d[RECONFIGS]
-        self.run_feat[r, 1:11] = (
+        values = (
             min(1.0, d[SIZE] / self.largest),
             self._min_list[r],
             self._max_list[r],
@@ -145,11 +157,14 @@ class DictObservation:
             min(1.0, d[REQUEST] / self.largest),
             d[BUSY],
         )
+        put = self.put_floats
+        if put is None or not put(self.run_feat, r * R_FEATURES + 1, values):
+            self.run_feat[r, 1:11] = values
 
     def _running(self, rows: list[int], slots: int, now: float) -> np.ndarray:
         k = len(rows)
         self.ledger.fresh(rows)
-        out = np.zeros((slots, R_FEATURES), dtype=np.float32)
+        out = _ZEROS((slots, R_FEATURES), dtype=_FLOAT32)
         if not k:
             return out
         t_start, eta_end = self.ledger.t_start, self.ledger.eta_end
@@ -173,7 +188,7 @@ class DictObservation:
         n = led.n
         # Empty slots are zero rows; only the window's rows are gathered (an index list
         # converts to an array at about 20 ns an item).
-        queue = np.zeros((cfg.queue_slots, Q_FEATURES), dtype=np.float32)
+        queue = _ZEROS((cfg.queue_slots, Q_FEATURES), dtype=_FLOAT32)
         fill = self.fill_rows
         if k and fill is not None and type(rows) is list and type(d.fits) is list:
             submit = led.submit_list  # column 1: the wait
@@ -208,17 +223,19 @@ class DictObservation:
         clock = now - self.t0 if now > self.t0 else 0.0
         gap = next_submit - now
         queued, holding = len(led.queued), d.holding
-        out["time"] = np.array(
-            (
-                clock / (clock + DAY),
-                led.submitted / n,
-                led.ended / n,
-                queued / (queued + cfg.queue_slots),
-                holding / (holding + cfg.running_slots),
-                gap / (gap + HOUR) if gap < NEVER else 1.0,
-            ),
-            dtype=np.float32,
+        values = (
+            clock / (clock + DAY),
+            led.submitted / n,
+            led.ended / n,
+            queued / (queued + cfg.queue_slots),
+            holding / (holding + cfg.running_slots),
+            gap / (gap + HOUR) if gap < NEVER else 1.0,
         )
+        put = self.put_floats
+        times = _EMPTY(T_FEATURES, dtype=_FLOAT32)
+        if put is None or not put(times, 0, values):
+            times = np.array(values, dtype=np.float32)
+        out["time"] = times
         return out
 
     def _cluster(self, free: list[int]) -> np.ndarray:

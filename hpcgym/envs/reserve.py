@@ -26,15 +26,21 @@ their schedule (tested).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, Final
+
 import numpy as np
 
 from hpcgym.envs.capacity import Capacity
 from hpcgym.envs.commands import Commander
 from hpcgym.envs.ledger import JobLedger
 from hpcgym.envs.menu import _NONE2, _NONE_B, ActionMenu, Decision, _ReqStarts
-from hpcgym.sim.job import Job
-from hpcgym.sim.planning import estimated_end, runtime_estimate, shadow
+from hpcgym.envs.observations import DictObservation
+from hpcgym.sim.metrics import episode_summary
+from hpcgym.sim.planning import estimated_end, shadow
 from hpcgym.sim.simulator import Simulator
+
+_INT64: Final = np.int64
 
 
 class ReserveSelection:
@@ -157,26 +163,107 @@ class ReserveSelection:
                     releases = sorted((estimated_end(sim, j), j.size) for j in sim.running.values())
                     limit = shadow(sim.now, free, need, releases)[0]
                 if free:
-                    self._backfill(job, limit, free, sim, cmd)
+                    self._backfill(row, limit, free, sim, cmd)
             if not cmd.advance():
                 return  # every job has ended (the chosen one was rejected or killed)
             if jid not in sim.queue:
                 return
 
     @staticmethod
-    def _backfill(chosen: Job, limit: float, free: int, sim: Simulator, cmd: Commander) -> None:
+    def _backfill(chosen: int, limit: float, free: int, sim: Simulator, cmd: Commander) -> None:
         """Start the other queued jobs that fit and end strictly before ``limit``.
 
-        In submission order, each on the ``free`` nodes left by those before it.
+        In submission order, each on the ``free`` nodes left by those before it; ``chosen`` is
+        the ledger row of the job waited for. The ledger's queued rows are the engine's queue
+        in its order (``sim.queued_jobs()``), its ``req_list`` the requested sizes and its
+        estimates the :func:`~hpcgym.sim.planning.runtime_estimate` of each row.
         """
         now = sim.now
-        row_of = cmd.ledger.row_of
-        for job in sim.queued_jobs():
-            n = job._want  # ``spec.nodes``, kept by the job as a native field
-            if job is chosen or n > free:
+        ledger = cmd.ledger
+        req = ledger.req_list
+        estimate = ledger._estimate
+        for r in ledger.queued.copy():  # a start takes its row out of the list
+            n = req[r]
+            if r == chosen or n > free:
                 continue
-            if now + runtime_estimate(job.spec) < limit:
-                cmd.start(row_of[job.id])
+            if now + estimate[r] < limit:
+                cmd.start(r)
                 free -= n
                 if free == 0:
                     return
+
+
+class ReserveStep:
+    """``ClusterEnv.step`` in reserve mode, compiled: the same statements in the same order.
+
+    Built by the env at every reset over that episode's objects; the env's own counters
+    (``_steps``, ``_invalid``, ``_actions``) and its current ``_decision`` are read and written
+    on the env, as its interpreted ``step`` does.
+    """
+
+    def __init__(
+        self,
+        reserve: ReserveSelection,
+        menu: ActionMenu,
+        ledger: JobLedger,
+        cap: Capacity,
+        sim: Simulator,
+        cmd: Commander,
+        encoder: DictObservation,
+        rewarder: Any,
+        skip: bool,
+        penalty: Any,
+        action_index: Callable[[Any], int],
+    ) -> None:
+        self.reserve = reserve
+        self.menu = menu
+        self.ledger = ledger
+        self.cap = cap
+        self.sim = sim
+        self.cmd = cmd
+        self.encoder = encoder
+        self.rewarder = rewarder
+        self.skip = skip
+        self.penalty = penalty
+        self.action_index = action_index
+        self.n_actions = menu.n
+
+    def step(self, env: Any, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """One step of ``env`` (see ``ClusterEnv.step``)."""
+        kind = type(action)
+        a: int = int(action) if kind is int or kind is _INT64 else self.action_index(action)
+        env._actions.append(a)
+        steps: int = env._steps + 1
+        env._steps = steps
+        penalty: Any = 0.0
+        d: Decision = env._decision
+        sim = self.sim
+        cmd = self.cmd
+        reserve = self.reserve
+        if not 0 <= a < self.n_actions or not d.mask[a]:
+            env._invalid += 1
+            penalty = self.penalty
+        elif a == 0:
+            cmd.advance()
+        else:  # a start entry: commit to that job
+            reserve.commit(d.queue_rows[a - reserve.offset], sim, cmd)
+        d = reserve.settle(self.menu, self.ledger, self.cap, sim, cmd, self.skip)
+        env._decision = d
+        now = sim.now
+        terminated = sim.done
+        truncated = not terminated and steps >= env._max_steps
+        summary = episode_summary(sim) if terminated or truncated else None
+        reward, parts = self.rewarder.step(now, summary if terminated else None)
+        parts["invalid"] = -penalty
+        info: dict[str, Any] = {
+            "action_mask": d.mask,
+            "invalid_actions": env._invalid,
+            "forced_commands": cmd.forced,
+            "reward_parts": parts,
+            "time": now,
+        }
+        if summary is not None:
+            info["metrics"] = summary
+            info["objectives"] = self.rewarder.objectives(summary)
+        obs = self.encoder.encode(d, now, self.cap.free, sim.next_submission)
+        return obs, reward - penalty, terminated, truncated, info

@@ -28,16 +28,20 @@ kill happens, 0 otherwise.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import ClassVar
+
+from mypy_extensions import mypyc_attr
 
 from hpcgym.envs.ledger import JobLedger
 from hpcgym.errors import SpecError
 from hpcgym.sim.engine import EngineCore
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class RewardTerm:
     """One term: ``potential(now)`` while running, ``objective(summary)`` at the end."""
 
-    name = ""
+    name: ClassVar[str] = ""
 
     def reset(self, ledger: JobLedger, sim: EngineCore) -> None:
         """Bind to a new episode."""
@@ -54,10 +58,11 @@ class RewardTerm:
         raise NotImplementedError
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class BoundedSlowdown(RewardTerm):
     """Mean bounded slowdown (``tau`` from the engine config)."""
 
-    name = "bsld"
+    name: ClassVar[str] = "bsld"
 
     def potential(self, now: float) -> float:  # noqa: D102
         return self.ledger.bsld_sum(now) / self.n
@@ -66,6 +71,7 @@ class BoundedSlowdown(RewardTerm):
         return summary["mean_bsld"]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class BoundedStretch(RewardTerm):
     """Mean bounded stretch: each job's response over its time alone at its requested size.
 
@@ -75,7 +81,7 @@ class BoundedStretch(RewardTerm):
     job that completes the two are equal.
     """
 
-    name = "bstretch"
+    name: ClassVar[str] = "bstretch"
 
     def potential(self, now: float) -> float:  # noqa: D102
         return self.ledger.bstretch_sum(now) / self.n
@@ -84,10 +90,11 @@ class BoundedStretch(RewardTerm):
         return summary["mean_bounded_stretch"]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Wait(RewardTerm):
     """Mean wait in hours."""
 
-    name = "wait"
+    name: ClassVar[str] = "wait"
 
     def potential(self, now: float) -> float:  # noqa: D102
         return self.ledger.wait_sum(now) / self.n / 3600.0
@@ -96,10 +103,11 @@ class Wait(RewardTerm):
         return summary["mean_wait"] / 3600.0
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Utilization(RewardTerm):
     """Normalized underutilization (the DFRS measure): idle demanded capacity over the work."""
 
-    name = "utilization"
+    name: ClassVar[str] = "utilization"
 
     def potential(self, now: float) -> float:  # noqa: D102
         work = self.sim.total_demand_work
@@ -109,10 +117,11 @@ class Utilization(RewardTerm):
         return summary["normalized_underutilization"]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Makespan(RewardTerm):
     """Makespan over a lower bound of it."""
 
-    name = "makespan"
+    name: ClassVar[str] = "makespan"
 
     def reset(self, ledger: JobLedger, sim: EngineCore) -> None:  # noqa: D102
         super().reset(ledger, sim)
@@ -128,10 +137,11 @@ class Makespan(RewardTerm):
         return summary["makespan"] / self.scale
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Reconfiguration(RewardTerm):
     """Reconfigurations, preemptions and migrations per job."""
 
-    name = "reconfiguration"
+    name: ClassVar[str] = "reconfiguration"
 
     def potential(self, now: float) -> float:  # noqa: D102
         return self.ledger.reconfigurations / self.n
@@ -141,10 +151,11 @@ class Reconfiguration(RewardTerm):
         return total / self.n
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Killed(RewardTerm):
     """CPU-seconds of progress lost to walltime kills over the episode's CPU-seconds of work."""
 
-    name = "killed"
+    name: ClassVar[str] = "killed"
 
     def reset(self, ledger: JobLedger, sim: EngineCore) -> None:  # noqa: D102
         super().reset(ledger, sim)
@@ -165,6 +176,7 @@ REWARDS: dict[str, type[RewardTerm]] = {
 """Reward terms by name; add your own subclass here to make it selectable."""
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Rewarder:
     """A weighted sum of terms, with per-term parts."""
 

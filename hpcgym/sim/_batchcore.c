@@ -946,6 +946,174 @@ done:
     return result;
 }
 
+/* put_floats(out, offset, values): out.flat[offset + i] = values[i] for a C-contiguous float32
+ * `out` and a tuple of floats, each rounded once to float32 as numpy stores a Python float;
+ * False, writing nothing, when a value is not exactly a float (the caller then asks numpy). */
+static PyObject *put_floats(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "put_floats takes 3 arguments");
+        return NULL;
+    }
+    PyObject *values = args[2];
+    Py_ssize_t offset = PyLong_AsSsize_t(args[1]);
+    if (offset == -1 && PyErr_Occurred()) return NULL;
+    if (!PyTuple_Check(values)) {
+        PyErr_SetString(PyExc_TypeError, "put_floats: values must be a tuple");
+        return NULL;
+    }
+    Py_ssize_t k = PyTuple_GET_SIZE(values);
+    for (Py_ssize_t i = 0; i < k; i++) {
+        if (!PyFloat_CheckExact(PyTuple_GET_ITEM(values, i))) Py_RETURN_FALSE;
+    }
+    Py_buffer o;
+    if (float32_buffer(args[0], &o, 1) < 0) return NULL;
+    if (offset < 0 || offset + k > o.len / 4) {
+        PyBuffer_Release(&o);
+        PyErr_SetString(PyExc_IndexError, "put_floats: values out of range of out");
+        return NULL;
+    }
+    float *dst = (float *)o.buf + offset;
+    for (Py_ssize_t i = 0; i < k; i++) dst[i] = (float)PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(values, i));
+    PyBuffer_Release(&o);
+    Py_RETURN_TRUE;
+}
+
+/* ------------------------------------------------------------------ episode summary
+ * The per-job statistics of an episode summary (`hpcgym.sim.metrics.summary_of`) without the
+ * numpy table: the same elementwise expressions in double, and numpy's sum of a contiguous
+ * float64 array, pairwise in blocks of 8 (`pairwise_sum` of numpy's loops), started from 0. */
+
+/* numpy's DOUBLE_pairwise_sum over a contiguous array (PW_BLOCKSIZE 128). */
+static double pairwise_sum(const double *a, Py_ssize_t n) {
+    if (n < 8) {
+        double res = 0.;
+        for (Py_ssize_t i = 0; i < n; i++) res += a[i];
+        return res;
+    }
+    if (n <= 128) {
+        double r[8];
+        Py_ssize_t i;
+        for (int j = 0; j < 8; j++) r[j] = a[j];
+        for (i = 8; i < n - (n % 8); i += 8) {
+            for (int j = 0; j < 8; j++) r[j] += a[i + j];
+        }
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) res += a[i];
+        return res;
+    }
+    Py_ssize_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
+}
+
+/* np.maximum(a, b) of two doubles: NaN when either is. */
+static double np_maximum(double a, double b) {
+    if (isnan(a)) return a;
+    if (isnan(b)) return b;
+    return a >= b ? a : b;
+}
+
+enum { N_STATS = 8 };
+
+/* column_stats(submit, start, end, work, waste, tau): for each of wait, response, run,
+ * slowdown, bsld, stretch, bounded_stretch and waste (`metrics._MEANS`), over the started jobs
+ * (start not NaN) whose value is finite, the mean and the max (0.0 when none), as
+ * `summary_of` computes them from `derive_columns`'s table; then the first submission (np.min)
+ * and the last end of a started job (np.nanmax; NaN when no started job has a finite end).
+ * `None` when a statistic's value is -0.0 for a started job (the caller then asks numpy).  Lists of floats, one
+ * entry per job. */
+static PyObject *column_stats(PyObject *self, PyObject *args) {
+    PyObject *submit_l, *start_l, *end_l, *work_l, *waste_l;
+    double tau;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!d", &PyList_Type, &submit_l, &PyList_Type, &start_l,
+                          &PyList_Type, &end_l, &PyList_Type, &work_l, &PyList_Type, &waste_l,
+                          &tau))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(submit_l);
+    if (PyList_GET_SIZE(start_l) != n || PyList_GET_SIZE(end_l) != n ||
+        PyList_GET_SIZE(work_l) != n || PyList_GET_SIZE(waste_l) != n) {
+        PyErr_SetString(PyExc_ValueError, "column_stats: the lists differ in length");
+        return NULL;
+    }
+    double *vals = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1) * N_STATS);
+    if (vals == NULL) return PyErr_NoMemory();
+    Py_ssize_t count[N_STATS] = {0};
+    double first = 0.0, last = NAN;
+    int any_end = 0, any_finite_end = 0;
+    PyObject *result = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double submit = PyFloat_AsDouble(PyList_GET_ITEM(submit_l, i));
+        double start = PyFloat_AsDouble(PyList_GET_ITEM(start_l, i));
+        double end = PyFloat_AsDouble(PyList_GET_ITEM(end_l, i));
+        double work = PyFloat_AsDouble(PyList_GET_ITEM(work_l, i));
+        double waste = PyFloat_AsDouble(PyList_GET_ITEM(waste_l, i));
+        if (PyErr_Occurred()) goto done;
+        if (i == 0 || submit < first || isnan(submit)) {
+            if (!(i > 0 && isnan(first))) first = submit; /* np.min: NaN wins */
+        }
+        if (isnan(start)) continue;
+        if (!isnan(end) && (!any_end || end > last)) {
+            last = end; /* np.nanmax over the started jobs' ends */
+            any_end = 1;
+        }
+        if (isfinite(end)) any_finite_end = 1;
+        double wait = start - submit, response = end - submit, run = end - start;
+        double v[N_STATS] = {
+            wait,
+            response,
+            run,
+            response / np_maximum(run, 1.0),
+            np_maximum(1.0, (wait + run) / np_maximum(run, tau)),
+            response / work,
+            np_maximum(response, tau) / np_maximum(work, tau),
+            waste,
+        };
+        for (int c = 0; c < N_STATS; c++) {
+            if (v[c] == 0.0 && signbit(v[c])) {
+                /* which zero np.max returns among -0.0 and 0.0 is its loop's choice */
+                free(vals);
+                Py_RETURN_NONE;
+            }
+            if (isfinite(v[c])) vals[c * n + count[c]++] = v[c];
+        }
+    }
+    result = PyTuple_New(2 * N_STATS + 2);
+    if (result == NULL) goto done;
+    for (int c = 0; c < N_STATS; c++) {
+        const double *col = vals + c * n;
+        Py_ssize_t k = count[c];
+        double mean = 0.0, max = 0.0;
+        if (k) {
+            mean = pairwise_sum(col, k) / (double)k;
+            max = col[0];
+            for (Py_ssize_t i = 1; i < k; i++) {
+                if (col[i] > max) max = col[i];
+            }
+        }
+        PyObject *a = PyFloat_FromDouble(mean), *b = PyFloat_FromDouble(max);
+        if (a == NULL || b == NULL) {
+            Py_XDECREF(a);
+            Py_XDECREF(b);
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyTuple_SET_ITEM(result, 2 * c, a);
+        PyTuple_SET_ITEM(result, 2 * c + 1, b);
+    }
+    PyObject *f = PyFloat_FromDouble(first), *l = PyFloat_FromDouble(any_finite_end ? last : NAN);
+    if (f == NULL || l == NULL) {
+        Py_XDECREF(f);
+        Py_XDECREF(l);
+        Py_CLEAR(result);
+        goto done;
+    }
+    PyTuple_SET_ITEM(result, 2 * N_STATS, f);
+    PyTuple_SET_ITEM(result, 2 * N_STATS + 1, l);
+done:
+    free(vals);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"fill_rows", (PyCFunction)(void (*)(void))fill_rows, METH_FASTCALL,
      "fill_rows(out, table, width, rows, fits, offset, now, scale, since, since_values, until, "
@@ -954,6 +1122,10 @@ static PyMethodDef methods[] = {
      "width; then, for a column other than -1, out[i, since] = x / (x + scale) with "
      "x = now - since_values[rows[i]], out[i, until] = y / (y + scale) where y = "
      "until_values[rows[i]] - now is positive, else 0."},
+    {"put_floats", (PyCFunction)(void (*)(void))put_floats, METH_FASTCALL,
+     "put_floats(out, offset, values) -> bool\n\n"
+     "out.flat[offset + i] = values[i] on a C-contiguous float32 array, for a tuple of floats "
+     "(each rounded once to float32); False, writing nothing, when a value is not a float."},
     {"new_objects", new_objects, METH_VARARGS,
      "new_objects(cls, n)\n\n[object.__new__(cls) for _ in range(n)], in C."},
     {"untrack", untrack, METH_O,
@@ -973,6 +1145,12 @@ static PyMethodDef methods[] = {
      "3.12), for objects of exactly type cls read through fields (id, submit, work, nodes, "
      "min_nodes, walltime) and checks (descr, value, is_); None when one does not qualify, "
      "False when they are not in submission order."},
+    {"column_stats", column_stats, METH_VARARGS,
+     "column_stats(submit, start, end, work, waste, tau) -> (mean_wait, max_wait, ..., "
+     "mean_waste, max_waste, first_submit, last_end)\n\n"
+     "The per-job means and maxima of an episode summary over the started jobs, as "
+     "hpcgym.sim.metrics.summary_of computes them with numpy; last_end is NaN when no started "
+     "job has ended; None when a started job's value is -0.0 (numpy's max decides its sign)."},
     {"run", batch_run, METH_VARARGS,
      "run(policy, capacity, grace, kill, submit, work, wall, size) -> (start, end, state, "
      "alloc_area, "

@@ -288,12 +288,7 @@ def summary_of(
     columns: dict[str, np.ndarray], totals: EpisodeTotals, cfg: SimConfig
 ) -> dict[str, float]:
     """Episode metrics from the per-job table and the episode's totals."""
-    out: dict[str, float] = {
-        "jobs": float(totals.jobs),
-        "completed": float(totals.completed),
-        "killed": float(totals.killed),
-        "rejected": float(totals.rejected),
-    }
+    out = _counts(totals)
     # The ufuncs' reductions straight, not ``mean``/``max``/``sum`` and their Python wrappers
     # (a few us each, 30 calls an episode): the same pairwise sum, divided by the count as
     # ``mean`` divides it. A mask that keeps every row is not applied (the same values).
@@ -320,13 +315,29 @@ def summary_of(
     else:
         last = float(np.nanmax(ends)) if finite.any() else first
     makespan = last - first
+    return _finish(out, makespan, float(_add.reduce(columns["lost_work"])), totals, cfg)
+
+
+def _counts(totals: EpisodeTotals) -> dict[str, float]:
+    """The summary's first entries: jobs per outcome."""
+    return {
+        "jobs": float(totals.jobs),
+        "completed": float(totals.completed),
+        "killed": float(totals.killed),
+        "rejected": float(totals.rejected),
+    }
+
+
+def _finish(
+    out: dict[str, float], makespan: float, lost: float, totals: EpisodeTotals, cfg: SimConfig
+) -> dict[str, float]:
+    """The summary's entries after the per-job statistics, added to ``out``."""
     area = totals.capacity * makespan
     out["makespan"] = makespan
     out["utilization"] = totals.alloc_area / area if area > 0 else 0.0
     out["effective_utilization"] = totals.useful_area / area if area > 0 else 0.0
     work = totals.total_demand_work
     out["normalized_underutilization"] = totals.underutilization / work if work > 0 else 0.0
-    lost = float(_add.reduce(columns["lost_work"]))
     out["lost_work"] = lost
     out["normalized_lost_work"] = lost / work if work > 0 else 0.0
     out["energy"] = cfg.idle_power * area + (cfg.busy_power - cfg.idle_power) * totals.alloc_area
@@ -337,6 +348,78 @@ def summary_of(
             "model multiply beyond 1.8e308. Use smaller units (fewer, larger nodes; kW for power)."
         )
     return out
+
+
+_SUMMARY_JOB_FIELDS = (
+    "spec",
+    "start_time",
+    "end_time",
+    "waste",
+    "reconfigurations",
+    "preemptions",
+    "migrations",
+)
+_SUMMARY_SPEC_FIELDS = ("submit", "work")
+
+
+def _summary_readers() -> Any:
+    """``(read jobs, read specs, column_stats)`` of the C core, or ``None`` (pure Python)."""
+    try:
+        from hpcgym.sim import _batchcore
+    except ImportError:
+        return None
+    from hpcgym.sim.spec import JobSpec
+
+    job = tuple(getattr(Job, f) for f in _SUMMARY_JOB_FIELDS)
+    spec = tuple(getattr(JobSpec, f) for f in _SUMMARY_SPEC_FIELDS)
+    get = _batchcore.get_columns
+    return (
+        lambda jobs: get(Job, jobs, job),
+        lambda specs: get(JobSpec, specs, spec),
+        _batchcore.column_stats,
+    )
+
+
+_SUMMARY_READERS = _summary_readers()
+
+
+def episode_summary(sim: EngineCore) -> dict[str, float]:
+    """``sim.result().summary``, without the per-job table when the C core is there.
+
+    The same floats: the C core's ``column_stats`` computes the per-job statistics with
+    ``derive_columns``'s expressions and numpy's pairwise sums (a test compares the two on
+    episodes of every kind); the rest is :func:`summary_of`'s own code.
+    """
+    readers = _SUMMARY_READERS
+    if readers is None or sim._batch_out is not None or not sim._order:
+        return sim.result().summary
+    read_jobs, read_specs, column_stats = readers
+    jobs = sim._order
+    got = read_jobs(jobs)
+    specs = None if got is None else read_specs(got[0])
+    if got is None or specs is None:
+        return sim.result().summary
+    _, start, end, waste, reconf, preempt, migr = got
+    submit, work = specs
+    stats = column_stats(submit, start, end, work, waste, sim.config.bsld_tau)
+    if stats is None:  # a -0.0 among the values: numpy's max decides which zero wins
+        return sim.result().summary
+    totals = totals_of(sim)
+    out = _counts(totals)
+    for i, name in enumerate(_MEANS):
+        out[f"mean_{name}"] = stats[2 * i]
+        out[f"max_{name}"] = stats[2 * i + 1]
+    for name, col in zip(_SUMS, (reconf, preempt, migr), strict=True):
+        out[name] = float(sum(col))
+    first, last = stats[-2], stats[-1]
+    if math.isnan(last):
+        last = first
+    lost = 0.0
+    if totals.killed:
+        lost = float(
+            np.array([progress_work(j) if j.state is _KILLED else 0.0 for j in jobs]).sum()
+        )
+    return _finish(out, last - first, lost, totals, sim.config)
 
 
 def collect(sim: EngineCore) -> SimResult:

@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import hpcgym  # noqa: F401
@@ -192,6 +192,7 @@ def test_observations_are_the_same_without_the_c_helpers(env_id: str, kwargs: An
         pytest.skip("pure-Python install: only the numpy path exists")
     plain = gym.make(env_id, **kwargs)
     plain.unwrapped.encoder.fill_rows = None
+    plain.unwrapped.encoder.put_floats = None
 
     def obs_bytes(obs: Any, r: float, info: Any) -> Any:
         if isinstance(obs, dict):
@@ -225,6 +226,8 @@ def test_fill_rows_equals_numpy(n: int, width: int, data: Any, now: float, scale
     until_values = data.draw(st.lists(_floats, min_size=n, max_size=n))
     since = data.draw(st.integers(-1, width - 1))
     until = data.draw(st.integers(-1, width - 1))
+    # x / (x + scale) with x + scale == 0 raises in Python (the reference below); no time is so.
+    assume(since < 0 or all(now - since_values[r] + scale != 0.0 for r in rows))
     out = np.zeros((slots, width), dtype=np.float32)
     core.fill_rows(
         out, table, width, rows, fits, n, now, scale, since, since_values, until, until_values
@@ -242,6 +245,37 @@ def test_fill_rows_equals_numpy(n: int, width: int, data: Any, now: float, scale
                     y / (y + scale) if (y := until_values[r] - now) > 0 else 0.0 for r in rows
                 ]
     assert out.tobytes() == want.tobytes()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(
+        st.floats(allow_nan=True, allow_infinity=True, width=64) | st.sampled_from([0.0, -0.0]),
+        max_size=12,
+    ),
+    data=st.data(),
+)
+def test_put_floats_equals_numpy(values: list[float], data: Any) -> None:
+    core = pytest.importorskip("hpcgym.sim._batchcore")
+    out = np.zeros((3, 12), dtype=np.float32)
+    offset = data.draw(st.integers(0, 36 - len(values)))
+    assert core.put_floats(out, offset, tuple(values)) is True
+    want = np.zeros((3, 12), dtype=np.float32)
+    with np.errstate(all="ignore"):
+        want.reshape(-1)[offset : offset + len(values)] = values
+    assert out.tobytes() == want.tobytes()
+
+
+def test_put_floats_leaves_other_values_to_numpy() -> None:
+    core = pytest.importorskip("hpcgym.sim._batchcore")
+    out = np.zeros(4, dtype=np.float32)
+    assert core.put_floats(out, 0, (1.0, 2)) is False
+    assert core.put_floats(out, 0, (1.0, np.float64(2.0))) is False
+    assert not out.any()
+    with pytest.raises(IndexError):
+        core.put_floats(out, 3, (1.0, 2.0))
+    with pytest.raises(TypeError):
+        core.put_floats(np.zeros(4), 0, (1.0,))
 
 
 def test_fill_rows_refuses_bad_arguments() -> None:
@@ -271,3 +305,58 @@ def test_fill_rows_refuses_bad_arguments() -> None:
         fill(out, table, 3, [0], None, 0, 0.0, 1.0, 3, vals, -1, [])
     with pytest.raises(TypeError, match="12 arguments"):
         core.fill_rows(out, table)
+
+
+def _full_trace(env: gym.Env[Any, Any], steps: int, seed: int, plain: bool) -> list[Any]:
+    """Every step's observation, reward, flags and info, as bytes and reprs; ``plain``: through
+    the interpreted ``ClusterEnv.step`` (the compiled ``ReserveStep`` taken out at each reset).
+    Actions: mostly legal ones, some illegal or out of range, of several integer types."""
+    u = env.unwrapped
+    rng = np.random.default_rng(seed)
+
+    def reset(**kw: Any) -> Any:
+        out = env.reset(**kw)
+        if plain:
+            u._fast = None
+        else:
+            assert u._fast is not None
+        return out
+
+    def record(obs: Any, r: Any, term: bool, trunc: bool, info: dict[str, Any]) -> Any:
+        return (
+            tuple((k, np.asarray(v).tobytes()) for k, v in obs.items()),
+            repr(r),
+            type(r),
+            term,
+            trunc,
+            info["action_mask"].tobytes(),
+            repr({k: v for k, v in info.items() if k != "action_mask"}),
+        )
+
+    obs, info = reset(seed=seed)
+    out = [record(obs, 0.0, False, False, info)]
+    for k in range(steps):
+        legal = np.flatnonzero(info["action_mask"])
+        x = rng.random()
+        if x < 0.03:
+            action: Any = int(rng.integers(-2, env.action_space.n + 3))
+        else:
+            action = legal[int(rng.random() * legal.size)]
+            if k % 7 == 0:
+                action = np.array([action]) if k % 2 else np.int32(action)
+        obs, r, term, trunc, info = env.step(action)
+        out.append(record(obs, r, term, trunc, info))
+        if term or trunc:
+            obs, info = reset()
+    return out
+
+
+@pytest.mark.parametrize("backfill", [False, True])
+@pytest.mark.parametrize("extra", [{}, {"max_steps": 40, "invalid_penalty": 2}])
+def test_compiled_reserve_step_equals_the_interpreted_step(
+    backfill: bool, extra: dict[str, Any]
+) -> None:
+    kwargs = {**RESERVE, "reserve_backfill": backfill, **extra}
+    fast = gym.make("hpcgym/Rigid-v0", **kwargs)
+    plain = gym.make("hpcgym/Rigid-v0", **kwargs)
+    assert _full_trace(fast, 1200, 5, False) == _full_trace(plain, 1200, 5, True)
