@@ -14,6 +14,7 @@ rewrites the ``## Lean learner, learning curves`` section of ``benchmarks/RESULT
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
@@ -30,6 +31,7 @@ from hpcgym.agents.rl.train import TrainConfig, train
 HEADING = "## Lean learner, learning curves"
 LEARNERS = ("exact", "lean")
 STRETCHES = 4
+CURVES = Path(__file__).with_name("lean_distribution.json")
 
 
 def curve(preset: Preset, learner: str, seed: int, timesteps: int) -> list[float]:
@@ -70,6 +72,7 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--timesteps", type=int, default=49152)
     parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
+    parser.add_argument("--curves", default=str(CURVES), help="JSON file the curves go to")
     args = parser.parse_args()
     step = args.timesteps // STRETCHES
     rows = [
@@ -85,6 +88,9 @@ def main() -> int:
             for learner in LEARNERS:
                 curves[learner].append(curve(PRESETS[name], learner, seed, args.timesteps))
                 print(name, learner, seed, curves[learner][-1], flush=True)
+                saved = json.loads(Path(args.curves).read_text()) if Path(args.curves).exists() else {}
+                saved[name] = {"timesteps": args.timesteps, "started": started, "curves": curves}
+                Path(args.curves).write_text(json.dumps(saved, indent=1) + "\n")
         rows += table(name, curves, args.timesteps)
     command = "python benchmarks/lean_distribution.py" + "".join(
         f" --preset {n}" for n in args.preset or []
