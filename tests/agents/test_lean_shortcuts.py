@@ -187,9 +187,19 @@ def test_log_probs_and_entropy_match_sb3_contribs_on_a_minibatch(
     env.close()
 
 
-@pytest.mark.parametrize("env_id", ["hpcgym/Rigid-v0", "hpcgym/Malleable-v0"])
-def test_one_lean_update_moves_the_weights_as_sb3_contribs_train(env_id: str) -> None:
-    env = gym.make(env_id, n_jobs=16)
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [
+        ("hpcgym/Rigid-v0", {}),
+        ("hpcgym/Malleable-v0", {}),
+        ("hpcgym/Rigid-v0", {"queue_slots": 64, "selection": "reserve"}),
+    ],
+    ids=["rigid", "malleable", "reserve"],
+)
+def test_one_lean_update_moves_the_weights_as_sb3_contribs_train(
+    env_id: str, kwargs: dict[str, Any]
+) -> None:
+    env = gym.make(env_id, n_jobs=16, **kwargs)
     model = make_agent(env, seed=2, lean=True, n_steps=256, batch_size=64, n_epochs=2)
     _, callback = model._setup_learn(256, callback=None)
     assert model.collect_rollouts(model.env, callback, model.rollout_buffer, model.n_steps)
