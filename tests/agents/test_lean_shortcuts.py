@@ -18,6 +18,7 @@ from sb3_contrib.common.maskable.distributions import MaskableCategorical
 
 import hpcgym  # noqa: F401
 from hpcgym.agents.rl.lean_train import (
+    FAR_BELOW,
     fast_log_prob_and_entropy,
     masked_log_prob_and_entropy,
     module_evaluate,
@@ -186,9 +187,19 @@ def test_log_probs_and_entropy_match_sb3_contribs_on_a_minibatch(
     env.close()
 
 
-@pytest.mark.parametrize("env_id", ["hpcgym/Rigid-v0", "hpcgym/Malleable-v0"])
-def test_one_lean_update_moves_the_weights_as_sb3_contribs_train(env_id: str) -> None:
-    env = gym.make(env_id, n_jobs=16)
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [
+        ("hpcgym/Rigid-v0", {}),
+        ("hpcgym/Malleable-v0", {}),
+        ("hpcgym/Rigid-v0", {"queue_slots": 64, "selection": "reserve"}),
+    ],
+    ids=["rigid", "malleable", "reserve"],
+)
+def test_one_lean_update_moves_the_weights_as_sb3_contribs_train(
+    env_id: str, kwargs: dict[str, Any]
+) -> None:
+    env = gym.make(env_id, n_jobs=16, **kwargs)
     model = make_agent(env, seed=2, lean=True, n_steps=256, batch_size=64, n_epochs=2)
     _, callback = model._setup_learn(256, callback=None)
     assert model.collect_rollouts(model.env, callback, model.rollout_buffer, model.n_steps)
@@ -248,6 +259,7 @@ def test_lean_updates_leave_the_optimizers_settings_as_they_were() -> None:
     model.learn(128)
     after = model.policy.optimizer.param_groups
     assert [g["foreach"] for g in after] == [g["foreach"] for g in before]
+    assert [g["fused"] for g in after] == [g["fused"] for g in before]
     assert any(not th.equal(a, p) for a, p in zip(start, model.policy.parameters(), strict=True))
     env.close()
 
@@ -276,3 +288,28 @@ def test_fast_log_probs_and_entropy_give_the_masked_categoricals_values_and_grad
     assert th.allclose(grad, ref_grad, atol=1e-5 * scale, rtol=1e-4)
     assert not grad[~masks].any()  # no gradient through a masked entry
     assert th.equal(lp[:8], th.zeros(8)) and th.equal(ent[:8], th.zeros(8))
+
+
+def test_fast_log_probs_take_the_buffers_float_masks_with_the_numbers_of_torch_where() -> None:
+    gen = th.Generator().manual_seed(6)
+    logits = (th.randn(64, 40, generator=gen) * 20.0).requires_grad_()
+    masks = th.rand(64, 40, generator=gen) < 0.3
+    masks[:, 0] = True
+    actions = th.multinomial(masks.float(), 1, generator=gen).squeeze(1)
+    results = []
+    for given in (masks, masks.float()):
+        logits.grad = None
+        log_prob, entropy = fast_log_prob_and_entropy(logits, given, actions)
+        (log_prob.sin().sum() + entropy.square().sum()).backward()
+        assert logits.grad is not None
+        results.append((log_prob.detach(), entropy.detach(), logits.grad.clone()))
+    # the masking by arithmetic is torch.where's, bit for bit
+    with th.no_grad():
+        top = th.where(masks, logits, -th.inf).amax(dim=-1, keepdim=True)
+        z = th.where(masks, logits - top, FAR_BELOW)
+        e = th.where(masks, z.exp(), 0.0)
+        total = e.sum(dim=-1)
+        by_where = z.gather(-1, actions.unsqueeze(-1)).squeeze(-1) - total.log()
+    for a, b in zip(*results, strict=True):
+        assert th.equal(a, b)
+    assert th.equal(results[0][0], by_where)

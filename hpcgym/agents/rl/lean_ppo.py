@@ -156,17 +156,17 @@ class LeanMaskablePPO(MaskablePPO):
                 logits, values = scoring_forward(policy, obs)
                 return values, *fast_log_prob_and_entropy(logits, masks, actions)
 
-            # Adam and gradient clipping over all parameters at once (torch's foreach kernels):
-            # the same arithmetic without a Python loop per parameter; for these updates only
+            # Adam as one fused kernel per parameter and gradient clipping over all parameters
+            # at once (foreach): the same arithmetic with fewer ops; for these updates only
             groups = policy.optimizer.param_groups
-            foreach = [g.get("foreach") for g in groups]
+            saved = [(g.get("foreach"), g.get("fused")) for g in groups]
             for g in groups:
-                g["foreach"] = True
+                g["foreach"], g["fused"] = False, True
             try:
-                ppo_updates(self, evaluate, take, clip_foreach=True)
+                ppo_updates(self, evaluate, take, clip_foreach=True, float_masks=True)
             finally:
-                for g, f in zip(groups, foreach, strict=True):
-                    g["foreach"] = f
+                for g, (foreach, fused) in zip(groups, saved, strict=True):
+                    g["foreach"], g["fused"] = foreach, fused
         else:
             ppo_updates(self, module_evaluate(self.policy))
 
