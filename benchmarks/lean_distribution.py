@@ -136,6 +136,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--preset", action="append", choices=sorted(PRESETS))
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument(
+        "--more",
+        action="store_true",
+        help="add --seeds seeds after the preset's recorded ones (same --timesteps) to its curves",
+    )
     parser.add_argument("--timesteps", type=int, default=49152)
     parser.add_argument("--curves", type=Path, default=CURVES, help="the JSON file of curves")
     parser.add_argument(
@@ -146,16 +151,29 @@ def main() -> int:
     for name in [] if args.table_only else args.preset or ["rigid"]:
         started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         curves: dict[str, list[list[float]]] = {learner: [] for learner in LEARNERS}
-        for seed in range(args.seeds):
+        first, earlier = 0, load(args.curves).get(name)
+        if args.more:
+            if not earlier or "curves" not in earlier or earlier["timesteps"] != args.timesteps:
+                sys.exit(f"--more: no recorded curves of {name} at --timesteps {args.timesteps}")
+            first = len(earlier["curves"]["exact"])
+        for seed in range(first, first + args.seeds):
             for learner in LEARNERS:
                 curves[learner].append(curve(PRESETS[name], learner, seed, args.timesteps))
                 print(name, learner, seed, curves[learner][-1], flush=True)
         records = load(args.curves)  # re-read: another run may have added a preset meanwhile
+        command = (
+            f"python benchmarks/lean_distribution.py --preset {name} "
+            f"--seeds {args.seeds} --timesteps {args.timesteps}"
+        )
+        if first:  # seeds first.. appended to the recorded ones
+            old = records[name]
+            curves = {k: old["curves"][k] + curves[k] for k in LEARNERS}
+            command = f"{old['command']}`, then `{command} --more"
+            started = old["started"]
         records[name] = {
             "timesteps": args.timesteps,
             "started": started,
-            "command": f"python benchmarks/lean_distribution.py --preset {name} "
-            f"--seeds {args.seeds} --timesteps {args.timesteps}",
+            "command": command,
             "curves": curves,
         }
         args.curves.write_text(json.dumps(records, indent=1) + "\n")

@@ -55,3 +55,29 @@ def test_the_table_shows_whole_curves_and_summaries_kept_from_before() -> None:
     assert cells[8] == "5.00, 8.00"
     assert cells[9].startswith("+1.50 [")  # lean's last stretch 6.5 against exact's 5.0
     assert cells[10].startswith("+1.50 [")  # seed by seed: +1.0 and +2.0
+
+
+def test_more_appends_seeds_after_the_recorded_ones(tmp_path, monkeypatch) -> None:
+    """``--more`` trains the seeds after the recorded ones and keeps the earlier curves."""
+    path = tmp_path / "curves.json"
+    old = {"exact": [[1.0, 1.0, 1.0, 1.0]], "lean": [[2.0, 2.0, 2.0, 2.0]]}
+    record = {"timesteps": 64, "started": "then", "command": "first", "curves": old}
+    path.write_text(ld.json.dumps({"malleable": record}))
+    trained: list[tuple[str, int]] = []
+
+    def fake(preset, learner, seed, timesteps):
+        trained.append((learner, seed))
+        return [float(seed)] * 4
+
+    monkeypatch.setattr(ld, "curve", fake)
+    argv = ["x", "--preset", "malleable", "--seeds", "2", "--timesteps", "64", "--more"]
+    monkeypatch.setattr(sys, "argv", [*argv, "--curves", str(path)])
+    ld.main()
+    assert sorted(trained) == [("exact", 1), ("exact", 2), ("lean", 1), ("lean", 2)]
+    got = ld.load(path)["malleable"]
+    assert got["curves"]["exact"] == [[1.0] * 4, [1.0] * 4, [2.0] * 4]
+    assert got["curves"]["lean"] == [[2.0] * 4, [1.0] * 4, [2.0] * 4]
+    assert got["started"] == "then" and got["command"].startswith("first`, then `")
+    monkeypatch.setattr(sys, "argv", [*argv[:-2], "128", "--more", "--curves", str(path)])
+    with pytest.raises(SystemExit, match="no recorded curves"):
+        ld.main()
