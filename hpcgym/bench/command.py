@@ -421,7 +421,7 @@ def _run_in(
     extends: list[dict[str, Any]] = []
     if earlier is not None:
         extends = history(earlier, str(folder / RUN_JSON))
-        done = _stored_cells(folder, tasks, chash, accepted_hashes(earlier, str(folder)))
+        done = _stored_cells(folder, tasks, chash, accepted_hashes(earlier, extends))
         then = earlier.get("config_hash")
         added = added_agents(earlier["config"], config)
         if then != chash and isinstance(then, str) and added:

@@ -77,8 +77,10 @@ def history(record: dict[str, Any], where: str) -> list[dict[str, Any]]:
     return list(entries)
 
 
-def accepted_hashes(record: dict[str, Any], where: str) -> frozenset[str]:
-    """The configuration hashes whose stored cells belong to the run ``record`` describes."""
+def accepted_hashes(record: dict[str, Any], extends: list[dict[str, Any]]) -> frozenset[str]:
+    """The configuration hashes whose stored cells belong to the run ``record`` describes.
+
+    ``extends`` is the record's :func:`history`.
+    """
     own = record.get("config_hash")
-    earlier = {e["from_hash"] for e in history(record, where)}
-    return frozenset({*earlier, *([own] if isinstance(own, str) else [])})
+    return frozenset({*(e["from_hash"] for e in extends), *([own] if isinstance(own, str) else [])})
