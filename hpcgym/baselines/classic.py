@@ -28,7 +28,7 @@ import heapq
 import math
 from collections.abc import Iterable
 from operator import itemgetter
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, cast
 
 from hpcgym.baselines.availability import Profile, shadow
 from hpcgym.baselines.base import (
@@ -77,7 +77,9 @@ class FCFS(BaseScheduler):
         # Method calls, not bound methods kept in locals: compiled, these are native calls.
         # ``_want`` and ``_id``: ``spec.nodes`` and ``id`` kept by the job as native fields.
         while (job := sim.queue_head()) is not None and job._want <= free[0]:
-            sim.start(job._id)
+            # ``_key``: the id as the spec's own ``int`` object (``_id`` passed would be boxed
+            # anew); ``Any`` so that nothing converts it on the way.
+            sim.start(cast(Any, job._key))
 
 
 class SJF(BaseScheduler):

@@ -28,7 +28,7 @@ from hpcgym.sim.events import WALLTIME as _WALLTIME
 from hpcgym.sim.events import EventType
 from hpcgym.sim.interrupt import let_signals_in
 from hpcgym.sim.job import _NO_RUNS, Job, JobState
-from hpcgym.sim.nodes import SHARED, WHOLE, NodePool, uniform_share
+from hpcgym.sim.nodes import SHARED, WHOLE, NodePool, box, uniform_share
 from hpcgym.sim.platform import Platform
 from hpcgym.sim.spec import JobKind, JobSpec, SizeRule, fits_machine
 
@@ -205,6 +205,8 @@ class EngineCore:
     ) -> None:
         self.platform = platform
         self.config = config or SimConfig()
+        self._kill_on_walltime = self.config.kill_on_walltime
+        """``config.kill_on_walltime`` as a native field (read per start)."""
         self._largest = platform.largest_cluster
         specs = sorted(jobs, key=_submit_of)
         # A Job per spec, each tracked by the cycle collector: collections while tens of
@@ -246,6 +248,8 @@ class EngineCore:
         self._next_sub = 0
         self._head = 0
         self._heap: list[Event] = []
+        self._spare: list[Event] = []
+        """Popped events, reused by the next pushes (no allocation per event)."""
         self._seq = 0
         """Events queued so far (the next event's ``seq``)."""
         self._now = specs[0].submit if specs else 0.0
@@ -317,10 +321,13 @@ class EngineCore:
         state.update(extra)
         for k in _VIEWS:
             state.pop(k, None)
+        if "_spare" in state:
+            state["_spare"] = []
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore a pickled simulator: same state, same future timeline."""
+        self._spare = []
         for k, v in state.items():
             setattr(self, k, v)
         self._make_views()
@@ -455,6 +462,8 @@ class EngineCore:
                 ):
                     break
                 pop_event(heap)
+                top.job = None
+                self._spare.append(top)
             i = self._next_sub
             if heap:
                 t = heap[0].time
@@ -480,6 +489,8 @@ class EngineCore:
                     break
                 pop_event(heap)
                 prio, job, version = top.prio, top.job, top.version
+                top.job = None
+                self._spare.append(top)
                 if prio == _PHASE_END:
                     if version == job._version:  # type: ignore[union-attr]
                         if job._evolving:  # type: ignore[union-attr]
@@ -501,7 +512,7 @@ class EngineCore:
                     self._demand_total += job._demand
                     if job._fits:
                         job._state = _QUEUED
-                        queue[job._id] = job
+                        cast("dict[object, Job]", queue)[job._key] = job
                         happened.append((_E_SUBMITTED, job))
                     else:
                         self._n_rejected += 1
@@ -511,7 +522,9 @@ class EngineCore:
             if heap and heap[0].time == t:
                 tick_only = not happened
                 while heap and heap[0].time == t:
-                    if pop_event(heap).prio == _TICK:
+                    top = pop_event(heap)
+                    self._spare.append(top)
+                    if top.prio == _TICK:
                         self._tick(tick_only)
                     else:
                         self._wakeups.discard(t)
@@ -540,7 +553,20 @@ class EngineCore:
     def _push(self, time: float, prio: int, job: Job | None, version: int) -> None:
         seq = self._seq
         self._seq = seq + 1
-        push_event(self._heap, Event(time, prio, seq, job, version))
+        push_event(self._heap, self._event(time, prio, seq, job, version))
+
+    def _event(self, time: float, prio: int, seq: int, job: Job | None, version: int) -> Event:
+        """A new event, or a spare one (popped earlier) set to these values."""
+        spare = self._spare
+        if not spare:
+            return Event(time, prio, seq, job, version)
+        event = spare.pop()
+        event.time = time
+        event.prio = prio
+        event.seq = seq
+        event.job = job
+        event.version = version
+        return event
 
     def _settle(self, job: Job) -> None:
         """Account progress, waste, held and virtual time of ``job`` up to now."""
@@ -624,7 +650,7 @@ class EngineCore:
         job._wt_version += 1
         job._deadline = math.inf
         wt = job._walltime
-        if wt is not None and self.config.kill_on_walltime:
+        if wt is not None and self._kill_on_walltime:
             left = wt - job._held
             deadline = self._now + (left if left > 0 else 0.0)
             if end is not None and end <= deadline:
@@ -721,7 +747,7 @@ class EngineCore:
 
     def _end(self, job: Job, state: JobState) -> None:
         """End ``job`` (settled by the caller) as ``state`` and release what it holds."""
-        jid = job._id
+        key = job._key
         if job._cpu_sum:
             runs = job._runs
             if runs and not job._mem:
@@ -733,15 +759,17 @@ class EngineCore:
                     runs_o = cast("list[object]", runs)
                     a_o, b_o = runs_o[0], runs_o[1]
                     a, b = cast(int, a_o), cast(int, b_o)
-                    lazy = pool.lazy
-                    if jid in lazy:
-                        del lazy[jid]
+                    lazy = cast("dict[object, list[int]]", pool.lazy)
+                    if key in lazy:
+                        del lazy[key]
                     else:
                         pool.cpu_used[a:b].fill(0.0)
-                    pool.free[job._cluster] += b - a
+                    # The count as a shared Python int too (no new object per change).
+                    free = cast("list[object]", pool.free)
+                    free[job._cluster] = box(cast(int, free[job._cluster]) + b - a)
                     pool.idle[job._cluster].give_boxed(a_o, b_o)
                 else:
-                    pool.release_runs(job._cluster, runs, jid)
+                    pool.release_runs(job._cluster, runs, key)
             else:
                 self.pool.remove(job._cluster, job._ids(), job._cpu, job._mem, job._mode)
             self._alloc_total -= job._cpu_sum
@@ -750,11 +778,11 @@ class EngineCore:
             job._lazy_ids = False
         old = job._state
         if old is _RUNNING or old is _RECONFIGURING:
-            del self._running[jid]
+            del cast("dict[object, Job]", self._running)[key]
         elif old is _QUEUED:
-            del self._queue[jid]
+            del cast("dict[object, Job]", self._queue)[key]
         elif old is _SUSPENDED:
-            del self._suspended[jid]
+            del cast("dict[object, Job]", self._suspended)[key]
         job._state = state
         job._end = self._now
         self._n_ended += 1
@@ -857,7 +885,7 @@ class EngineCore:
 
     def _kill_armed(self, job: Job) -> bool:
         """Whether a walltime kill is pending for a job holding resources."""
-        return self.config.kill_on_walltime and job._walltime is not None
+        return self._kill_on_walltime and job._walltime is not None
 
     def _stall_message(self) -> str:
         stuck = [j for j in self._order if j._state not in (_COMPLETED, _KILLED, _REJECTED)]

@@ -75,10 +75,12 @@ class Job:
         "_fits",
         "_held",
         "_id",
+        "_key",
         "_lazy_ids",
         "_mem",
         "_migrations",
         "_mode",
+        "_need",
         "_nodes",
         "_preemptions",
         "_rate",
@@ -109,9 +111,14 @@ class Job:
         # ``JobSpec`` fields the loop reads per start and end, kept as native slots: a
         # ``JobSpec`` attribute is a Python-level lookup (``JobSpec`` is not compiled).
         self._id: int = spec.id
+        self._key: object = spec.id
+        """The id as the ``int`` object the spec holds: the engine's dicts are keyed by it, so
+        that no dict operation makes a new ``int`` (compiled, ``_id`` is a machine integer and
+        each use as a key would box it anew)."""
         self._want: int = spec.nodes
         """The requested size (``spec.nodes``)."""
         self._mem: float = spec.mem
+        self._need: float = spec.cpu_need
         self._state = _PENDING
         self._nodes = _EMPTY_INT
         self._lazy_ids = False

@@ -152,16 +152,17 @@ class NodePool:
             return np.concatenate([ids[runs[i] : runs[i + 1]] for i in range(0, len(runs), 2)])
         return ids_of_runs(runs)
 
-    def release_runs(self, cluster: int, runs: list[int], job_id: int) -> None:
-        """Free the whole-node tasks (no memory held) of job ``job_id``, the runs ``runs`` (flat).
+    def release_runs(self, cluster: int, runs: list[int], job_key: object) -> None:
+        """Free the whole-node tasks (no memory held) of a job, the runs ``runs`` (flat).
 
+        ``job_key``: the job's id as the ``int`` object ``lazy`` is keyed by (``Job._key``).
         A holding still in ``lazy`` was never written to ``cpu_used``: nothing to clear there.
         """
         idle = self.idle[cluster]
-        lazy = self.lazy
-        written = job_id not in lazy
+        lazy = cast("dict[object, list[int]]", self.lazy)
+        written = job_key not in lazy
         if not written:
-            del lazy[job_id]
+            del lazy[job_key]
         used = self.cpu_used
         runs_o = cast("list[object]", runs)  # the ids' own objects (``box``'s)
         n = 0

@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike
 
 from hpcgym.errors import CapacityError, CommandError, JobStateError, SizeError
 from hpcgym.sim.batch import run_batch
-from hpcgym.sim.engine import EngineCore, Event, Scheduler, push_event
+from hpcgym.sim.engine import EngineCore, Scheduler, push_event
 from hpcgym.sim.events import PHASE_END as _PHASE_END
 from hpcgym.sim.events import WAKEUP as _WAKEUP
 from hpcgym.sim.job import Job, JobState
@@ -174,26 +174,33 @@ class Simulator(EngineCore):
             cpu: CPU share of each task (scalar or one per task); defaults to the job's need.
             cluster: Cluster for automatic placement.
         """
-        job_id = as_job_id(job_id)
-        job = self._jobs.get(job_id)
+        # A plain ``int`` is looked up as it is: no conversion, no new ``int`` object.
+        given: object = job_id
+        if type(given) is int:
+            job = cast("dict[object, Job]", self._jobs).get(given)
+        else:
+            job = self._jobs.get(as_job_id(job_id))
         if job is None or job._state is not _QUEUED:
-            self._refuse_start(job_id)
+            self._refuse_start(as_job_id(job_id))
             return
+        jid = job._id
+        # The engine's dicts are keyed by the spec's own ``int`` (``Job._key``).
+        key = job._key
         spec = job.spec
         want = job._want
         if cluster is not None:
-            cluster = _cluster_index(job_id, cluster)
+            cluster = _cluster_index(jid, cluster)
         # ``k``: the size as an ``int`` (``size`` may be a numpy integer, or wrong).
         if size is None:
             k = want
-        elif (k := _whole_size(job_id, size)) != want:
+        elif (k := _whole_size(jid, size)) != want:
             if spec.kind is _K_RIGID or spec.kind is _K_EVOLVING:
                 raise SizeError(
-                    f"job {job_id} is {spec.kind.value} and starts at {spec.nodes} tasks, not {k}"
+                    f"job {jid} is {spec.kind.value} and starts at {spec.nodes} tasks, not {k}"
                 )
             self._check_size(job, k)
         now = self._now
-        if nodes is None and cpu is None and spec.cpu_need == 1.0:
+        if nodes is None and cpu is None and job._need == 1.0:
             # The common case, kept short: whole idle nodes, lowest ids first. Same effect as
             # the general path below (``_hold`` then ``_set_rate``), without its generality.
             pool = self.pool
@@ -201,7 +208,7 @@ class Simulator(EngineCore):
             if cluster is None:
                 cluster = 0 if free[0] >= k else self._cluster_with_idle(job, k)
             elif not 0 <= cluster < len(free):
-                raise CommandError(f"job {job_id}: no cluster {cluster}")
+                raise CommandError(f"job {jid}: no cluster {cluster}")
             mem = job._mem
             if pool.single and free[0] >= k and not mem:
                 # ``NodePool.take_idle`` inlined for the most common platform: the lowest idle
@@ -210,7 +217,8 @@ class Simulator(EngineCore):
                 lo = idle.lo
                 a = lo[0]
                 span = idle.hi[0] - a
-                free[0] -= k
+                # The count as a shared Python int (``box``): no new object per start.
+                cast("list[object]", free)[0] = box(free[0] - k)
                 if span >= k:
                     # ``IdleRuns.take_front``, inlined; the ids as shared Python ints.
                     a_o = cast("list[object]", lo)[0]
@@ -227,13 +235,13 @@ class Simulator(EngineCore):
                 # someone reads it (``NodePool.sync``), not here: most jobs end unread.
                 picked = unknown_ids(k)
                 lazy_ids = True
-                pool.lazy[job_id] = runs
+                cast("dict[object, list[int]]", pool.lazy)[key] = runs
             else:
                 lazy_ids = False
                 try:
                     picked, runs = pool.take_idle(cluster, k, mem)
                 except CapacityError as e:
-                    raise CapacityError(f"job {job_id}: {e}") from None
+                    raise CapacityError(f"job {jid}: {e}") from None
             # The job's nodes as runs of ids: its end frees them slice by slice.
             job._runs = runs
             job._nodes = picked
@@ -261,14 +269,14 @@ class Simulator(EngineCore):
             job._state = _RUNNING
             self._set_rate(job)
             rate = job._rate
-        del self._queue[job_id]
-        self._running[job_id] = job
+        del cast("dict[object, Job]", self._queue)[key]
+        cast("dict[object, Job]", self._running)[key] = job
         job._start = job._t_last = now
         v = job._version = job._version + 1
         end = now + job._remaining / rate
         seq = self._seq
         self._seq = seq + 1
-        push_event(self._heap, Event(end, _PHASE_END, seq, job, v))
+        push_event(self._heap, self._event(end, _PHASE_END, seq, job, v))
         if job._walltime is not None:
             self._arm_walltime(job, None if job._evolving else end)
         self._commands += 1
