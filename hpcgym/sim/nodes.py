@@ -163,17 +163,13 @@ class NodePool:
         written = job_key not in lazy
         if not written:
             del lazy[job_key]
-        used = self.cpu_used
-        runs_o = cast("list[object]", runs)  # the ids' own objects (``box``'s)
-        n = 0
-        for i in range(0, len(runs), 2):
-            a_o, b_o = runs_o[i], runs_o[i + 1]
-            a, b = cast(int, a_o), cast(int, b_o)
-            if written:
-                used[a:b].fill(0.0)
-            idle.give_boxed(a_o, b_o)
-            n += b - a
-        self.free[cluster] += n
+        if written:
+            used = self.cpu_used
+            for i in range(0, len(runs), 2):
+                used[runs[i] : runs[i + 1]].fill(0.0)
+        # The ids' own objects (``box``'s) go back, and the count as a shared Python int too.
+        free = cast("list[object]", self.free)
+        free[cluster] = box(cast(int, free[cluster]) + idle.give_runs(runs))
 
     def cluster_fitting(self, size: int, cpu: float, mem: float) -> int:
         """The first cluster in which ``size`` tasks fit one per node, or -1."""
@@ -513,6 +509,46 @@ class IdleRuns:
         else:
             lo_o.insert(i, a_o)
             hi_o.insert(i, b_o)
+
+    def give_runs(self, runs: list[int]) -> int:
+        """``give_boxed`` of each run of ``runs`` (flat ``[lo0, hi0, ...]``, ascending, all busy).
+
+        One pass: each run's place is searched from the previous one's (the runs ascend, so
+        every idle run before that place stays before the next). Returns the nodes given.
+        """
+        runs_o = cast("list[object]", runs)
+        lo, hi = self.lo, self.hi
+        lo_o = cast("list[object]", lo)
+        hi_o = cast("list[object]", hi)
+        start = 0
+        n = 0
+        for r in range(0, len(runs), 2):
+            a_o, b_o = runs_o[r], runs_o[r + 1]
+            a, b = cast(int, a_o), cast(int, b_o)
+            n += b - a
+            i, j = start, len(lo)
+            while i < j:
+                m = (i + j) >> 1
+                if lo[m] < a:
+                    i = m + 1
+                else:
+                    j = m
+            left = i > 0 and hi[i - 1] == a
+            right = i < len(lo) and lo[i] == b
+            if left and right:
+                hi_o[i - 1] = hi_o[i]
+                del lo[i]
+                del hi[i]
+            elif left:
+                hi_o[i - 1] = b_o
+            elif right:
+                lo_o[i] = a_o
+            else:
+                lo_o.insert(i, a_o)
+                hi_o.insert(i, b_o)
+            # The run just given is at ``i - 1`` or ``i``; the next one lies after it.
+            start = i - 1 if i > 0 else 0
+        return n
 
     def occupy(self, a: int, b: int) -> None:
         """Nodes ``[a, b)``, all idle (so inside one run), become busy."""

@@ -240,6 +240,36 @@ def test_give_boxed_gives_the_objects_it_is_handed(ids: set[int], seed: int) -> 
     assert other.lo == [0] and other.hi == [301]
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    ids=st.sets(st.integers(0, 300), max_size=150),
+    pick=st.integers(0, 10**6),
+)
+def test_give_runs_is_give_run_by_run(ids: set[int], pick: int) -> None:
+    """``give_runs`` (a job's ascending runs in one pass) leaves what ``give`` one by one does,
+    counts the nodes, and stores only the objects it was handed or already held."""
+    one = Simulator(Platform.single(301), []).pool.idle[0]
+    other = Simulator(Platform.single(301), []).pool.idle[0]
+    busy = np.array(sorted(ids), dtype=np.int64)
+    one.occupy_ids(busy)
+    other.occupy_ids(busy)
+    runs = runs_of_ids(busy)
+    # A job's holding: an ascending subset of the busy runs (what it holds is busy), chosen
+    # at random from ``pick``.
+    mine = [
+        nodes_module.box(x)
+        for i in range(0, len(runs), 2)
+        if random.Random(pick + i).random() < 0.5
+        for x in (runs[i], runs[i + 1])
+    ]
+    for i in range(0, len(mine), 2):
+        one.give(mine[i], mine[i + 1])
+    kept = {id(x) for x in [*other.lo, *other.hi, *mine]}
+    assert other.give_runs(mine) == sum(mine[i + 1] - mine[i] for i in range(0, len(mine), 2))
+    assert other.lo == one.lo and other.hi == one.hi
+    assert all(id(x) in kept for x in [*other.lo, *other.hi])
+
+
 def test_runs_of_ids_round_trip() -> None:
     ids = np.array([9, 3, 4, 5, 12, 10, 0], dtype=np.int64)
     runs = runs_of_ids(ids)
