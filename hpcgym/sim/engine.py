@@ -759,9 +759,8 @@ class EngineCore:
                     runs_o = cast("list[object]", runs)
                     a_o, b_o = runs_o[0], runs_o[1]
                     a, b = cast(int, a_o), cast(int, b_o)
-                    lazy = cast("dict[object, list[int]]", pool.lazy)
-                    if key in lazy:
-                        del lazy[key]
+                    if job._cpu_lazy:
+                        job._cpu_lazy = False
                     else:
                         pool.cpu_used[a:b].fill(0.0)
                     # The count as a shared Python int too (no new object per change).
@@ -769,7 +768,9 @@ class EngineCore:
                     free[job._cluster] = box(cast(int, free[job._cluster]) + b - a)
                     pool.idle[job._cluster].give_boxed(a_o, b_o)
                 else:
-                    pool.release_runs(job._cluster, runs, key)
+                    written = not job._cpu_lazy
+                    job._cpu_lazy = False
+                    pool.release_runs(job._cluster, runs, written)
             else:
                 self.pool.remove(job._cluster, job._ids(), job._cpu, job._mem, job._mode)
             self._alloc_total -= job._cpu_sum

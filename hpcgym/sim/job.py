@@ -67,6 +67,7 @@ class Job:
         "_busy_until",
         "_cluster",
         "_cpu",
+        "_cpu_lazy",
         "_cpu_sum",
         "_deadline",
         "_demand",
@@ -122,6 +123,9 @@ class Job:
         self._state = _PENDING
         self._nodes = _EMPTY_INT
         self._lazy_ids = False
+        self._cpu_lazy = False
+        """Whether the whole-node holding is not written to the pool's ``cpu_used`` yet (the
+        job is then in ``NodePool.lazy``)."""
         self._cpu = _EMPTY_FLOAT
         self._cpu_sum = 0.0
         self._demand = spec.nodes * spec.cpu_need

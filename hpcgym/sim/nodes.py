@@ -10,7 +10,7 @@ decides anything. Every method that would break capacity raises before touching 
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Final, cast
+from typing import Any, Final, cast
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -33,6 +33,10 @@ WHOLE: Final = 2
 """One task per node at share 1: the nodes are the job's alone."""
 
 
+LAZY_COMPACT: Final = 4096
+"""Jobs ``NodePool.lazy`` holds before its first compaction."""
+
+
 @mypyc_attr(serializable=True)
 class NodePool:
     """CPU and memory use of every node of a platform, tracked with numpy arrays."""
@@ -45,6 +49,7 @@ class NodePool:
         "idle",
         "ids",
         "lazy",
+        "lazy_cap",
         "mem_used",
         "platform",
         "single",
@@ -67,18 +72,34 @@ class NodePool:
         self.ids = np.arange(n, dtype=np.int64)
         """Every node id (read-only): a run's ids are a slice of it, not a new array."""
         self.ids.flags.writeable = False
-        self.lazy: dict[int, list[int]] = {}
-        """Whole-node holdings not yet written to ``cpu_used``: job id to runs (see ``sync``)."""
+        self.lazy: list[Any] = []
+        """Jobs (``hpcgym.sim.Job``) whose whole-node holding was not written to ``cpu_used``
+        when they started; ``job._cpu_lazy`` says whether it still is not (see ``sync``). A
+        list, not a dict: a start appends, an end clears the job's flag, no lookup either way."""
+        self.lazy_cap = LAZY_COMPACT
+        """Length at which ``compact_lazy`` drops the jobs no longer lazy."""
 
     def sync(self) -> None:
         """Write the lazy holdings' 1.0s to ``cpu_used``; call before reading it."""
         lazy = self.lazy
         if lazy:
             used = self.cpu_used
-            for runs in lazy.values():
-                for i in range(0, len(runs), 2):
-                    used[runs[i] : runs[i + 1]].fill(1.0)
+            for job in lazy:
+                if job._cpu_lazy:
+                    job._cpu_lazy = False
+                    runs: list[int] = job._runs
+                    for i in range(0, len(runs), 2):
+                        used[runs[i] : runs[i + 1]].fill(1.0)
             lazy.clear()
+
+    def compact_lazy(self) -> None:
+        """Drop from ``lazy`` the jobs whose holding ended or was written.
+
+        Amortized O(1) per start: the next compaction waits until the list has doubled.
+        """
+        kept = [job for job in self.lazy if job._cpu_lazy]
+        self.lazy = kept
+        self.lazy_cap = max(LAZY_COMPACT, 2 * len(kept))
 
     def _in_cluster(self, cluster: int, values: np.ndarray) -> np.ndarray:
         if self.single:
@@ -152,17 +173,12 @@ class NodePool:
             return np.concatenate([ids[runs[i] : runs[i + 1]] for i in range(0, len(runs), 2)])
         return ids_of_runs(runs)
 
-    def release_runs(self, cluster: int, runs: list[int], job_key: object) -> None:
+    def release_runs(self, cluster: int, runs: list[int], written: bool) -> None:
         """Free the whole-node tasks (no memory held) of a job, the runs ``runs`` (flat).
 
-        ``job_key``: the job's id as the ``int`` object ``lazy`` is keyed by (``Job._key``).
-        A holding still in ``lazy`` was never written to ``cpu_used``: nothing to clear there.
+        ``written``: whether the holding was written to ``cpu_used`` (else nothing to clear).
         """
         idle = self.idle[cluster]
-        lazy = cast("dict[object, list[int]]", self.lazy)
-        written = job_key not in lazy
-        if not written:
-            del lazy[job_key]
         if written:
             used = self.cpu_used
             for i in range(0, len(runs), 2):

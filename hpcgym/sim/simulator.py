@@ -235,7 +235,11 @@ class Simulator(EngineCore):
                 # someone reads it (``NodePool.sync``), not here: most jobs end unread.
                 picked = unknown_ids(k)
                 lazy_ids = True
-                cast("dict[object, list[int]]", pool.lazy)[key] = runs
+                job._cpu_lazy = True
+                lazy = pool.lazy
+                lazy.append(job)
+                if len(lazy) >= pool.lazy_cap:
+                    pool.compact_lazy()
             else:
                 lazy_ids = False
                 try:

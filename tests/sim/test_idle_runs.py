@@ -344,7 +344,9 @@ def lazy_episode(seed: int, eager: bool) -> tuple[list[Any], Any]:
         drain(sim)
         if look.random() < 0.3:  # else the ids of multi-run starts may stay unbuilt to the end
             seen.append([(j.id, j.nodes.tolist()) for j in sim.running.values()])
-    assert not sim.pool.lazy  # every holding ended gave its entry back
+    # every holding ended or written is no longer lazy
+    assert not any(job._cpu_lazy for job in sim.pool.lazy)
+    assert not any(job._cpu_lazy for job in sim.jobs.values())
     assert not sim.node_cpu_used.any()
     return seen, sim.result().jobs
 
@@ -364,13 +366,31 @@ def test_a_whole_node_start_is_written_when_read() -> None:
     sim = Simulator(Platform.single(10), [JobSpec(1, 0.0, work=5.0, nodes=4)])
     sim.advance()
     sim.start(1)
-    assert sim.pool.lazy == {1: [0, 4]}
+    assert [(job.id, job._runs, job._cpu_lazy) for job in sim.pool.lazy] == [(1, [0, 4], True)]
     assert not sim.pool.cpu_used.any()  # not written yet
     assert sim.node_cpu_used.tolist() == [1.0] * 4 + [0.0] * 6
-    assert not sim.pool.lazy
+    assert not sim.pool.lazy and not sim.jobs[1]._cpu_lazy
     assert sim.node_idle.tolist() == [False] * 4 + [True] * 6
     sim.advance()
     assert not sim.node_cpu_used.any()
+
+
+def test_the_lazy_list_is_compacted_and_ended_holdings_are_not_written() -> None:
+    """Nothing reads the CPU array: the lazy list keeps at most about twice the lazy jobs
+    (ended ones are dropped at each compaction), and an ended lazy job is never written."""
+    n = 3 * nodes_module.LAZY_COMPACT
+    jobs = [JobSpec(i, float(i), work=1.5, nodes=1 + i % 3) for i in range(n)]
+    sim = Simulator(Platform.single(8), jobs)
+    longest = 0
+    while sim.advance():
+        while (head := sim.queue_head()) is not None and head._want <= sim.pool.free[0]:
+            sim.start(head.id)
+        longest = max(longest, len(sim.pool.lazy))
+        lazy_now = sum(job._cpu_lazy for job in sim.running.values())
+        assert len(sim.pool.lazy) <= max(nodes_module.LAZY_COMPACT, 2 * lazy_now + 1)
+    assert longest == nodes_module.LAZY_COMPACT - 1
+    assert not sim.pool.cpu_used.any()  # the lazy holdings all ended unwritten
+    assert sim.counts["completed"] == n
 
 
 def test_runs_store_shared_ints_and_stay_the_idle_nodes() -> None:
