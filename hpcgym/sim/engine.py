@@ -488,20 +488,23 @@ class EngineCore:
                 if top.time != t or top.prio >= _SUBMIT:
                     break
                 pop_event(heap)
-                prio, job, version = top.prio, top.job, top.version
+                prio, version = top.prio, top.version
+                # Every event before submissions has its job. Typed ``Job`` here, not
+                # ``Job | None``: compiled, a union's fields are read and compared as objects.
+                ev_job = cast(Job, top.job)
                 top.job = None
                 self._spare.append(top)
                 if prio == _PHASE_END:
-                    if version == job._version:  # type: ignore[union-attr]
-                        if job._evolving:  # type: ignore[union-attr]
-                            self._phase_end(job)  # type: ignore[arg-type]
+                    if version == ev_job._version:
+                        if ev_job._evolving:
+                            self._phase_end(ev_job)
                         else:
-                            self._complete(job)  # type: ignore[arg-type]
+                            self._complete(ev_job)
                 elif prio == _WALLTIME:
-                    if version == job._wt_version:  # type: ignore[union-attr]
-                        self._kill(job)  # type: ignore[arg-type]
-                elif version == job._version:  # type: ignore[union-attr]
-                    self._reconf_end(job)  # type: ignore[arg-type]
+                    if version == ev_job._wt_version:
+                        self._kill(ev_job)
+                elif version == ev_job._version:
+                    self._reconf_end(ev_job)
             if i < n and subs[i] == t:
                 order = self._order
                 queue = self._queue

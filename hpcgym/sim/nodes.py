@@ -319,8 +319,11 @@ def _read_only_ones(size: int) -> np.ndarray:
 _ONES = [_read_only_ones(1024)]
 """One read-only array of ones, grown when a larger row is asked for; rows are views of it."""
 
-WHOLE_ROWS: Final[dict[int, np.ndarray]] = {}
-"""``whole_row(size)`` by size, for the start fast path's plain ``dict.get`` (views: no data)."""
+BY_SIZE_CAP: Final = 1 << 18
+"""Sizes below which ``whole_row`` and ``unknown_ids`` keep their arrays, indexed by size."""
+_WHOLE_BY_SIZE: Final[list[object]] = []
+"""``whole_row(size)`` at index ``size`` (``None``: not made yet). A list, not a dict keyed by
+size: compiled, a dict key is a new Python int for each lookup of a size above 256."""
 
 _UNIFORM: dict[tuple[int, float], np.ndarray] = {}
 _UNIFORM_CAP: Final = 1 << 20
@@ -328,19 +331,34 @@ _UNIFORM_CAP: Final = 1 << 20
 _uniform_held = [0]
 
 
+def _by_size(rows: list[object], size: int) -> object:
+    """``rows[size]``, or ``None`` past its end."""
+    return rows[size] if size < len(rows) else None
+
+
+def _keep_by_size(rows: list[object], size: int, arr: np.ndarray) -> None:
+    """Store ``arr`` at ``rows[size]`` (sizes from ``BY_SIZE_CAP`` on are not kept)."""
+    if size < BY_SIZE_CAP:
+        if size >= len(rows):
+            rows.extend([None] * (size + 1 - len(rows)))
+        rows[size] = arr
+
+
 def whole_row(size: int) -> np.ndarray:
     """``size`` shares of 1.0: a read-only view of one shared array of ones (no copy)."""
+    row = _by_size(_WHOLE_BY_SIZE, size)
+    if row is not None:
+        return cast(np.ndarray, row)
     ones = _ONES[0]
     if size > ones.size:
         ones = _ONES[0] = _read_only_ones(max(size, 2 * ones.size))
-    row = ones[:size]
-    if len(WHOLE_ROWS) > 65536:
-        WHOLE_ROWS.clear()
-    WHOLE_ROWS[size] = row
-    return row
+    made = ones[:size]
+    _keep_by_size(_WHOLE_BY_SIZE, size, made)
+    return made
 
 
-_UNKNOWN: Final[dict[int, np.ndarray]] = {}
+_UNKNOWN_BY_SIZE: Final[list[object]] = []
+"""``unknown_ids(size)`` at index ``size`` (``None``: not made yet)."""
 _MINUS_ONE: Final = np.full(1, -1, dtype=np.int64)
 
 
@@ -350,12 +368,12 @@ def unknown_ids(size: int) -> np.ndarray:
     A job whose whole-node start took several runs keeps this as its ids until something reads
     them (``Job._ids`` builds them from the runs): only its ``size`` may be used meanwhile.
     """
-    arr = _UNKNOWN.get(size)
-    if arr is None:
-        if len(_UNKNOWN) > 65536:
-            _UNKNOWN.clear()
-        arr = _UNKNOWN[size] = np.broadcast_to(_MINUS_ONE, (size,))
-    return arr
+    arr = _by_size(_UNKNOWN_BY_SIZE, size)
+    if arr is not None:
+        return cast(np.ndarray, arr)
+    made = np.broadcast_to(_MINUS_ONE, (size,))
+    _keep_by_size(_UNKNOWN_BY_SIZE, size, made)
+    return made
 
 
 def uniform_shares(size: int, share: float) -> np.ndarray:

@@ -24,7 +24,6 @@ from hpcgym.sim.nodes import (
     MIN_SHARE,
     UNIQUE,
     WHOLE,
-    WHOLE_ROWS,
     box,
     placement_mode,
     uniform_share,
@@ -250,8 +249,7 @@ class Simulator(EngineCore):
             job._runs = runs
             job._nodes = picked
             job._lazy_ids = lazy_ids
-            ones = WHOLE_ROWS.get(k)
-            job._cpu = ones if ones is not None else whole_row(k)
+            job._cpu = whole_row(k)
             fsize = float(k)
             job._cluster = cluster
             job._mode = WHOLE
