@@ -465,12 +465,14 @@ class EngineCore:
                 top.job = None
                 self._spare.append(top)
             i = self._next_sub
+            # The next submission time, read once (a list item is a boxed float).
+            s_next = subs[i] if i < n else math.inf
             if heap:
                 t = heap[0].time
-                if i < n and subs[i] < t:
-                    t = subs[i]
+                if s_next < t:
+                    t = s_next
             elif i < n:
-                t = subs[i]
+                t = s_next
             else:
                 raise StalledError(self._stall_message())
             if t > self._now:
@@ -505,10 +507,10 @@ class EngineCore:
                         self._kill(ev_job)
                 elif version == ev_job._version:
                     self._reconf_end(ev_job)
-            if i < n and subs[i] == t:
+            if i < n and s_next == t:
                 order = self._order
                 queue = self._queue
-                while i < n and subs[i] == t:
+                while True:
                     job = order[i]
                     i += 1
                     job._t_last = t
@@ -521,6 +523,8 @@ class EngineCore:
                         self._n_rejected += 1
                         self._end(job, _REJECTED)
                         happened.append((_E_REJECTED, job))
+                    if i >= n or subs[i] != t:
+                        break
                 self._next_sub = i
             if heap and heap[0].time == t:
                 tick_only = not happened
