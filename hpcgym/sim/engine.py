@@ -117,13 +117,24 @@ def _before(a: Event, b: Event) -> bool:
 
 
 def push_event(heap: list[Event], event: Event) -> None:
-    """``heapq.heappush`` for events (the same algorithm, ``_before`` as the order)."""
+    """``heapq.heappush`` for events (the same algorithm, ``_before`` as the order).
+
+    The comparisons are written out: compiled, a call per comparison costs as much as it does.
+    """
     heap.append(event)
     pos = len(heap) - 1
+    t, prio, seq = event.time, event.prio, event.seq
     while pos > 0:
         up = (pos - 1) >> 1
         parent = heap[up]
-        if not _before(event, parent):
+        # ``if not _before(event, parent): break``
+        if t != parent.time:
+            if not t < parent.time:
+                break
+        elif prio != parent.prio:
+            if not prio < parent.prio:
+                break
+        elif not seq < parent.seq:
             break
         heap[pos] = parent
         pos = up
@@ -131,7 +142,7 @@ def push_event(heap: list[Event], event: Event) -> None:
 
 
 def pop_event(heap: list[Event]) -> Event:
-    """``heapq.heappop`` for events (the same algorithm, ``_before`` as the order)."""
+    """``heapq.heappop`` for events (the same algorithm, ``_before`` as the order, written out)."""
     last = heap.pop()
     n = len(heap)
     if not n:
@@ -142,15 +153,34 @@ def pop_event(heap: list[Event]) -> Event:
     child = 1
     while child < n:
         right = child + 1
-        if right < n and not _before(heap[child], heap[right]):
-            child = right
-        heap[pos] = heap[child]
+        moved = heap[child]
+        if right < n:
+            other = heap[right]
+            # ``not _before(moved, other)``
+            if moved.time != other.time:
+                take = not moved.time < other.time
+            elif moved.prio != other.prio:
+                take = not moved.prio < other.prio
+            else:
+                take = not moved.seq < other.seq
+            if take:
+                child = right
+                moved = other
+        heap[pos] = moved
         pos = child
         child = 2 * pos + 1
+    t, prio, seq = last.time, last.prio, last.seq
     while pos > 0:
         up = (pos - 1) >> 1
         parent = heap[up]
-        if not _before(last, parent):
+        # ``if not _before(last, parent): break``
+        if t != parent.time:
+            if not t < parent.time:
+                break
+        elif prio != parent.prio:
+            if not prio < parent.prio:
+                break
+        elif not seq < parent.seq:
             break
         heap[pos] = parent
         pos = up
