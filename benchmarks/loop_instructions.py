@@ -1,0 +1,106 @@
+"""Instructions per job of the event loop, counted by valgrind's callgrind: a figure that does not
+move with the machine's load, for A/B comparisons of builds of the loop.
+
+Run: ``python benchmarks/loop_instructions.py [--jobs N] [--schedulers fcfs,easy]
+[--only KEYS]`` (valgrind must be installed; about 30-60 s a shape and scheduler). Each count
+is one child process under ``valgrind --tool=callgrind`` with collection on only inside the
+compiled ``advance`` and ``schedule`` methods (their callees included): the first ``N`` jobs of
+a ``scale.py`` shape (from the default cache), ``sim.advance`` then ``schedule`` by hand, as
+``env_path.py``'s event loop. The simulator's construction, the interpreter's own loop and the
+start-up are not counted. Instructions are not time (a cache miss costs many), but two builds
+compared on the same shape run the same work, so their ratio shows what a change saved. To
+compare builds, run the script under each (``PYTHONPATH`` pointing at a checkout built in
+place).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from scale import SHAPES
+
+from hpcgym.baselines import make
+
+CHILD = """
+import sys, tempfile
+from pathlib import Path
+import numpy as np
+sys.path.insert(0, {bench!r})
+from scale import SHAPES, cached, job_specs
+from hpcgym.baselines import make
+from hpcgym.sim import Platform, Simulator
+shape = next(s for s in SHAPES if s.key == {key!r})
+cache = Path(tempfile.gettempdir()) / "hpcgym-scale"
+with np.load(cached(shape, min(shape.jobs, 20_000), cache)) as f:
+    d = {{k: f[k] for k in f.files}}
+total, cores = (int(x) for x in d["machine"])
+sim = Simulator(Platform.single(total, cores), job_specs(d)[:{n}])
+scheduler = make({name!r})
+def loop(advance, schedule, sim):
+    while advance():
+        schedule(sim)
+loop(sim.advance, scheduler.schedule, sim)
+"""
+
+
+def schedule_symbol(name: str) -> str:
+    """The C symbol of the compiled ``schedule`` wrapper of ``make(name)``'s class."""
+    cls = type(make(name))
+    if not cls.__module__.startswith("hpcgym."):
+        raise SystemExit(f"{name}: {cls.__module__} is not an hpcgym module")
+    return f"CPyPy_{cls.__module__.rsplit('.', 1)[-1]}___{cls.__name__}___schedule"
+
+
+def count(key: str, name: str, n: int) -> int:
+    """Instructions callgrind counts inside ``advance`` and ``schedule`` for one loop."""
+    bench = str(Path(__file__).resolve().parent)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        cmd = [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={out}",
+            "--collect-atstart=no",
+            # Exact names (a wildcard pattern after another one was seen to match nothing).
+            f"--toggle-collect={schedule_symbol(name)}",
+            "--toggle-collect=CPyPy_engine___EngineCore___advance",
+            sys.executable,
+            "-c",
+            CHILD.format(bench=bench, key=key, n=n, name=name),
+        ]
+        subprocess.run(cmd, check=True, capture_output=True, env=os.environ.copy())
+        summary = re.search(r"^summary:\s+(\d+)", out.read_text(), re.MULTILINE)
+        if summary is None:
+            raise SystemExit(f"{out}: no summary line; did valgrind run?")
+        return int(summary.group(1))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--jobs", type=int, default=5_000, help="first N jobs of each shape")
+    parser.add_argument("--schedulers", default="fcfs,easy")
+    parser.add_argument("--only", default="", help="comma-separated scale.py shape keys")
+    args = parser.parse_args()
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed (apt install valgrind)")
+    keys = [k for k in args.only.split(",") if k] or [s.key for s in SHAPES]
+    print("| shape | scheduler | jobs | instructions / job |")
+    print("|---|---|---:|---:|")
+    for key in keys:
+        shape = next(s for s in SHAPES if s.key == key)
+        n = min(args.jobs, shape.jobs)
+        for name in args.schedulers.split(","):
+            ir = count(key, name, n)
+            print(f"| {key} | {name} | {n:,} | {ir / n:,.0f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
