@@ -26,7 +26,6 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Iterable
 from typing import Any, ClassVar, Final, cast, final
 
 from mypy_extensions import mypyc_attr
@@ -194,7 +193,8 @@ class EasyBackfill(BaseScheduler):
                 k = key.pop(job._key, None)
                 if k is not None:
                     del ends[_find_end(ends, k)]
-        if len(key) != len(sim.running) or len(queue) != len(sim.queue):
+        # The engine's own dicts (``sim.running``, ``sim.queue`` are read-only views of them).
+        if len(key) != len(sim._running) or len(queue) != len(sim._queue):
             self._reload(sim)
             full = True
         return full
@@ -278,27 +278,24 @@ class EasyBackfill(BaseScheduler):
         need = head.n
         free = free_list[0]
         res = self.reservation
-        candidates: Iterable[_Rec]
         if full or res is None or res[0] != head.jid:
             t_shadow, extra = self._shadow(now, free, need)
             self.reservation = (cast(Any, head.key), t_shadow)
             if extra or not free:
-                candidates = queue.values()
-            else:
-                # Only jobs that end by the shadow time can start (a little slack: the loop
-                # checks); they are a prefix of the estimate-sorted records.
-                limit = (t_shadow - now) * (1 + 1e-12) + 1e-9
-                short = _count_within(self._by_est, limit)
-                if short:
-                    self._backfill_short(sim, now, free, t_shadow, limit, short)
-                self._extra = 0
+                self._extra = self._backfill(sim, now, free, t_shadow, extra) if free else extra
                 return
-        else:
-            t_shadow, extra = res[1], self._extra
-            candidates = new
+            # Only jobs that end by the shadow time can start (a little slack: the loop
+            # checks); they are a prefix of the estimate-sorted records.
+            limit = (t_shadow - now) * (1 + 1e-12) + 1e-9
+            short = _count_within(self._by_est, limit)
+            if short:
+                self._backfill_short(sim, now, free, t_shadow, limit, short)
+            self._extra = 0
+            return
+        t_shadow, extra = res[1], self._extra
         if free:
             started: list[_Rec] = []
-            for rec in candidates:
+            for rec in new:
                 n = rec.n
                 if n > free:
                     continue
@@ -315,6 +312,32 @@ class EasyBackfill(BaseScheduler):
             for rec in started:
                 self._started(rec, now + rec.est)
         self._extra = extra
+
+    def _backfill(self, sim: Simulator, now: float, free: int, t_shadow: float, extra: int) -> int:
+        """Start the queued jobs that fit now, in order; returns the extra nodes left.
+
+        A job starts when it ends by the shadow time or uses only extra nodes. The loop of
+        ``schedule`` over the new jobs, here over the whole queue: each loops over a typed
+        collection, which a compiled build iterates natively.
+        """
+        started: list[_Rec] = []
+        for rec in self._queue.values():
+            n = rec.n
+            if n > free:
+                continue
+            end = now + rec.est
+            if end > t_shadow:
+                if n > extra:
+                    continue
+                extra -= n
+            sim.start(cast(Any, rec.key))
+            started.append(rec)
+            free -= n
+            if free == 0:
+                break
+        for rec in started:
+            self._started(rec, now + rec.est)
+        return extra
 
     def _backfill_short(
         self, sim: Simulator, now: float, free: int, t_shadow: float, limit: float, short: int
