@@ -375,18 +375,45 @@ class EasyBackfill(BaseScheduler):
             if not left:
                 break
         if free and left:
-            # The short jobs behind the scanned ones that fit, in submission order.
+            # The short jobs behind the scanned ones that fit, in submission order. Free nodes
+            # only shrink, so the next to start is always the earliest submitted of those that
+            # fit now: picked by a scan of them (a start is usually one of few), until
+            # ``PICKS`` starts, after which the rest are sorted.
             by_est = self._by_est
-            fit = [by_est[i] for i in range(short) if by_est[i].n <= free and by_est[i].seq > last]
-            fit.sort(key=_seq_order)
-            for r in fit:
-                n = r.n
-                if n <= free and now + r.est <= t_shadow:
-                    sim.start(cast(Any, r.key))
-                    started.append(r)
-                    free -= n
-                    if not free:
-                        break
+            fit: list[_Rec] = []
+            for i in range(short):
+                r = by_est[i]
+                if r.n <= free and r.seq > last and now + r.est <= t_shadow:
+                    fit.append(r)
+            picks = 0
+            while free and fit:
+                if picks == _PICKS:
+                    fit.sort(key=_seq_order)
+                    for r in fit:
+                        n = r.n
+                        if n <= free:
+                            sim.start(cast(Any, r.key))
+                            started.append(r)
+                            free -= n
+                            if not free:
+                                break
+                    break
+                best = -1
+                first = 0
+                for i in range(len(fit)):
+                    r = fit[i]
+                    if r.n <= free and (best < 0 or r.seq < first):
+                        best = i
+                        first = r.seq
+                if best < 0:
+                    break
+                r = fit[best]
+                sim.start(cast(Any, r.key))
+                started.append(r)
+                free -= r.n
+                fit[best] = fit[-1]
+                fit.pop()
+                picks += 1
         for rec in started:
             self._started(rec, now + rec.est)
 
@@ -419,6 +446,10 @@ def _est_order(r: _Rec) -> tuple[float, int]:
 
 def _end_order(r: _Rec) -> tuple[float, int]:
     return (r.end, r.jid)
+
+
+_PICKS: Final = 16
+"""Starts ``_backfill_short`` finds by scanning its short jobs before it sorts them."""
 
 
 def _seq_order(r: _Rec) -> int:
