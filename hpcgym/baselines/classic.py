@@ -161,6 +161,8 @@ class EasyBackfill(BaseScheduler):
         """The running jobs' records by id."""
         self._seq = 0
         self._extra = 0
+        self._dead = 0
+        """Records deleted from ``_queue`` since it was last rebuilt."""
         self.reservation: tuple[int, float] | None = None
 
     def _sync(self, sim: Simulator, new: list[_Rec]) -> bool:
@@ -206,6 +208,7 @@ class EasyBackfill(BaseScheduler):
             for seq, (jid, j) in enumerate(sim.queue.items(), self._seq + 1)
         }
         self._seq += len(self._queue)
+        self._dead = 0
         self._by_est = sorted(self._queue.values(), key=_est_order)
         key: dict[object, _Rec] = {}
         for jid, j in sim.running.items():
@@ -218,6 +221,7 @@ class EasyBackfill(BaseScheduler):
     def _started(self, rec: _Rec, end: float) -> None:
         """Move a record that just started from the queue copies to the running ends."""
         del self._queue[rec.key]
+        self._dead += 1
         by_est = self._by_est
         del by_est[_find_est(by_est, rec)]
         rec.end = end
@@ -255,6 +259,11 @@ class EasyBackfill(BaseScheduler):
             single_cluster(sim, self.name)
         new: list[_Rec] = []
         full = self._sync(sim, new)
+        if self._dead > 64 + (len(self._queue) >> 2):
+            # A dict keeps a deleted entry's slot until it grows: the queue's front, where
+            # each pass starts, fills with them (iterations step over them).
+            self._queue = dict(self._queue)
+            self._dead = 0
         queue = self._queue
         now = sim.now
         free_list = sim.pool.free
