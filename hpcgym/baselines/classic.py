@@ -26,9 +26,9 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Iterable
-from operator import itemgetter
-from typing import Any, ClassVar, Final, cast
+from typing import Any, ClassVar, Final, cast, final
+
+from mypy_extensions import mypyc_attr
 
 from hpcgym.baselines.availability import Profile, shadow
 from hpcgym.baselines.base import (
@@ -45,7 +45,6 @@ from hpcgym.sim.batch import FCFS as BATCH_FCFS
 # Module functions as finals: a compiled module reads a final from a C static, any other
 # global from its namespace dict, by name, at every use.
 _bisect_left: Final = bisect.bisect_left
-_bisect_right: Final = bisect.bisect_right
 _insort: Final = bisect.insort
 _SUBMITTED: Final = EventType.SUBMITTED
 SCAN_STEPS = 64
@@ -123,8 +122,9 @@ class EasyBackfill(BaseScheduler):
     """EASY backfilling: one reservation, for the head of the queue.
 
     Bookkeeping, so that a pass reads no job attribute twice and looks at few jobs: a copy of
-    the queue as ``(nodes, estimate, id, seq)`` records in submission order, the same records
-    sorted by estimate, and the running jobs' estimated ends sorted.
+    the queue as records (``_Rec``: nodes, estimate, id, submission sequence number) in
+    submission order, the same records sorted by estimate, and the running jobs' records sorted
+    by estimated end.
 
     - A pass at which jobs were only submitted (nothing ended, the head did not change)
       checks only the new jobs: free nodes, shadow time and extra nodes are as the previous
@@ -151,12 +151,18 @@ class EasyBackfill(BaseScheduler):
 
     def reset(self) -> None:
         """Forget the previous episode."""
-        self._queue: dict[int, _Rec] = {}
-        self._by_est: list[tuple[float, int, int, int]] = []
-        self._ends: list[tuple[float, int, int]] = []
-        self._key: dict[int, tuple[float, int, int]] = {}
+        # Keyed by the ids as the specs' own ``int`` objects (``Job._key``): nothing is boxed.
+        self._queue: dict[object, _Rec] = {}
+        self._by_est: list[_Rec] = []
+        """The queued records by ``(est, seq)``."""
+        self._ends: list[_Rec] = []
+        """The running jobs' records by ``(end, id)``."""
+        self._key: dict[object, _Rec] = {}
+        """The running jobs' records by id."""
         self._seq = 0
         self._extra = 0
+        self._dead = 0
+        """Records deleted from ``_queue`` since it was last rebuilt."""
         self.reservation: tuple[int, float] | None = None
 
     def _sync(self, sim: Simulator, new: list[_Rec]) -> bool:
@@ -172,23 +178,25 @@ class EasyBackfill(BaseScheduler):
                 # A tick or a wake-up: nothing to follow, but time moved; check every job.
                 full = True
                 continue
-            spec = job.spec
             if event is _SUBMITTED:
-                # Each field read once: a ``JobSpec`` attribute is a Python-level lookup.
-                jid, n, w = spec.id, spec.nodes, spec.walltime
-                est = spec.work if w is None else w
+                # ``JobSpec`` attributes are Python-level lookups: the job's native fields
+                # instead, but for the walltime (``Job._walltime`` is the current limit, which
+                # ``set_walltime`` may have changed; the estimate is the spec's).
+                spec = job.spec
+                w = spec.walltime
                 seq = self._seq = self._seq + 1
-                rec = (n, est, jid, seq)
-                queue[jid] = rec
-                _insort(by_est, (est, seq, n, jid))
+                rec = _Rec(spec.work if w is None else w, seq, job._want, job._id, job._key)
+                queue[job._key] = rec
+                _insort_est(by_est, rec)
                 new.append(rec)
                 continue
             full = True
             if event is _COMPLETED or event is _KILLED:
-                k = key.pop(spec.id, None)
+                k = key.pop(job._key, None)
                 if k is not None:
-                    del ends[_bisect_left(ends, k)]
-        if len(key) != len(sim.running) or len(queue) != len(sim.queue):
+                    del ends[_find_end(ends, k)]
+        # The engine's own dicts (``sim.running``, ``sim.queue`` are read-only views of them).
+        if len(key) != len(sim._running) or len(queue) != len(sim._queue):
             self._reload(sim)
             full = True
         return full
@@ -196,44 +204,51 @@ class EasyBackfill(BaseScheduler):
     def _reload(self, sim: Simulator) -> None:
         """Read queue and running jobs back from the simulator (something else changed them)."""
         self._queue = {
-            jid: (j.spec.nodes, runtime_estimate(j.spec), jid, seq)
+            jid: _Rec(runtime_estimate(j.spec), seq, j.spec.nodes, j.spec.id, jid)
             for seq, (jid, j) in enumerate(sim.queue.items(), self._seq + 1)
         }
         self._seq += len(self._queue)
-        self._by_est = sorted((est, seq, n, jid) for n, est, jid, seq in self._queue.values())
-        self._key = {
-            jid: (j.start_time + runtime_estimate(j.spec), jid, j.size)
-            for jid, j in sim.running.items()
-        }
-        self._ends = sorted(self._key.values())
+        self._dead = 0
+        self._by_est = sorted(self._queue.values(), key=_est_order)
+        key: dict[object, _Rec] = {}
+        for jid, j in sim.running.items():
+            rec = _Rec(runtime_estimate(j.spec), 0, j.size, j.spec.id, jid)
+            rec.end = j.start_time + rec.est
+            key[jid] = rec
+        self._key = key
+        self._ends = sorted(key.values(), key=_end_order)
 
     def _started(self, rec: _Rec, end: float) -> None:
         """Move a record that just started from the queue copies to the running ends."""
-        n, est, jid, seq = rec
-        del self._queue[jid]
+        del self._queue[rec.key]
+        self._dead += 1
         by_est = self._by_est
-        del by_est[_bisect_left(by_est, (est, seq, n, jid))]
-        k = (end, jid, n)
-        self._key[jid] = k
-        _insort(self._ends, k)
+        del by_est[_find_est(by_est, rec)]
+        rec.end = end
+        self._key[rec.key] = rec
+        _insort_end(self._ends, rec)
 
     def _shadow(self, now: float, free: int, need: int) -> tuple[float, int]:
         """``profile.shadow`` over the running jobs' estimated ends, inlined (a hot path)."""
         ends = self._ends
-        if ends and ends[0][0] <= now:
+        if ends and ends[0].end <= now:
             # A job outlived its estimate: take the general path.
             return shadow(
-                now, free, need, ((t if t > now else now + OVERRUN_GRACE, n) for t, _, n in ends)
+                now,
+                free,
+                need,
+                ((r.end if r.end > now else now + OVERRUN_GRACE, r.n) for r in ends),
             )
         avail = free
         i, m = 0, len(ends)
         while i < m:
-            t, _, n = ends[i]
-            avail += n
+            r = ends[i]
+            t = r.end
+            avail += r.n
             i += 1
             if avail >= need:
-                while i < m and ends[i][0] == t:
-                    avail += ends[i][2]
+                while i < m and ends[i].end == t:
+                    avail += ends[i].n
                     i += 1
                 return t, avail - need
         return math.inf, 0
@@ -244,64 +259,94 @@ class EasyBackfill(BaseScheduler):
             single_cluster(sim, self.name)
         new: list[_Rec] = []
         full = self._sync(sim, new)
+        if self._dead > 64 + (len(self._queue) >> 2):
+            # A dict keeps a deleted entry's slot until it grows: the queue's front, where
+            # each pass starts, fills with them (iterations step over them).
+            self._queue = dict(self._queue)
+            self._dead = 0
         queue = self._queue
         now = sim.now
         free_list = sim.pool.free
-        heads = []
+        heads: list[_Rec] = []
+        head: _Rec | None = None
         for rec in queue.values():
-            if rec[0] > free_list[0]:
+            if rec.n > free_list[0]:
+                head = rec
                 break
-            sim.start(rec[2])
+            sim.start(cast(Any, rec.key))
             heads.append(rec)
-        else:
+        if head is None:
             for rec in heads:
-                self._started(rec, now + rec[1])
+                self._started(rec, now + rec.est)
             self.reservation = None
             return
         if heads:
             full = True
             for h in heads:
-                self._started(h, now + h[1])
-        need, _, hid, _ = rec
+                self._started(h, now + h.est)
+        need = head.n
         free = free_list[0]
         res = self.reservation
-        candidates: Iterable[_Rec]
-        if full or res is None or res[0] != hid:
+        if full or res is None or res[0] != head.jid:
             t_shadow, extra = self._shadow(now, free, need)
-            self.reservation = (hid, t_shadow)
+            self.reservation = (cast(Any, head.key), t_shadow)
             if extra or not free:
-                candidates = queue.values()
-            else:
-                # Only jobs that end by the shadow time can start (a little slack: the loop
-                # checks); they are a prefix of the estimate-sorted records.
-                limit = (t_shadow - now) * (1 + 1e-12) + 1e-9
-                short = _bisect_right(self._by_est, (limit, math.inf))
-                if short:
-                    self._backfill_short(sim, now, free, t_shadow, limit, short)
-                self._extra = 0
+                self._extra = self._backfill(sim, now, free, t_shadow, extra) if free else extra
                 return
-        else:
-            t_shadow, extra = res[1], self._extra
-            candidates = new
+            # Only jobs that end by the shadow time can start (a little slack: the loop
+            # checks); they are a prefix of the estimate-sorted records.
+            limit = (t_shadow - now) * (1 + 1e-12) + 1e-9
+            short = _count_within(self._by_est, limit)
+            if short:
+                self._backfill_short(sim, now, free, t_shadow, limit, short)
+            self._extra = 0
+            return
+        t_shadow, extra = res[1], self._extra
         if free:
-            started = []
-            for rec in candidates:
-                n = rec[0]
+            started: list[_Rec] = []
+            for rec in new:
+                n = rec.n
                 if n > free:
                     continue
-                end = now + rec[1]
+                end = now + rec.est
                 if end > t_shadow:
                     if n > extra:
                         continue
                     extra -= n
-                sim.start(rec[2])
-                started.append((rec, end))
+                sim.start(cast(Any, rec.key))
+                started.append(rec)
                 free -= n
                 if free == 0:
                     break
-            for rec, end in started:
-                self._started(rec, end)
+            for rec in started:
+                self._started(rec, now + rec.est)
         self._extra = extra
+
+    def _backfill(self, sim: Simulator, now: float, free: int, t_shadow: float, extra: int) -> int:
+        """Start the queued jobs that fit now, in order; returns the extra nodes left.
+
+        A job starts when it ends by the shadow time or uses only extra nodes. The loop of
+        ``schedule`` over the new jobs, here over the whole queue: each loops over a typed
+        collection, which a compiled build iterates natively.
+        """
+        started: list[_Rec] = []
+        for rec in self._queue.values():
+            n = rec.n
+            if n > free:
+                continue
+            end = now + rec.est
+            if end > t_shadow:
+                if n > extra:
+                    continue
+                extra -= n
+            sim.start(cast(Any, rec.key))
+            started.append(rec)
+            free -= n
+            if free == 0:
+                break
+        for rec in started:
+            self._started(rec, now + rec.est)
+        return extra
 
     def _backfill_short(
         self, sim: Simulator, now: float, free: int, t_shadow: float, limit: float, short: int
@@ -314,24 +359,24 @@ class EasyBackfill(BaseScheduler):
         sooner); if neither happened, the short jobs after the scanned ones that fit now are
         taken from the estimate-sorted copy and put back in submission order.
         """
-        started: list[tuple[_Rec, float]] = []
+        started: list[_Rec] = []
         left = short
-        # Up to a few hundred short jobs, filtering and sorting them (in C) beats a scan (in
-        # Python); past that, the scan usually fills the free nodes first.
+        # Up to a few hundred short jobs, filtering and sorting them beats a scan; past that,
+        # the scan usually fills the free nodes first.
         steps = SCAN_STEPS if short > SCAN_FROM else 0
         last = -1  # submission sequence number of the last job the scan looked at
         for rec in self._queue.values():
             if not steps:
                 break
             steps -= 1
-            last = rec[3]
-            est = rec[1]
+            last = rec.seq
+            est = rec.est
             if est > limit:
                 continue
-            n = rec[0]
+            n = rec.n
             if n <= free and now + est <= t_shadow:
-                sim.start(rec[2])
-                started.append((rec, now + est))
+                sim.start(cast(Any, rec.key))
+                started.append(rec)
                 free -= n
                 if not free:
                     break
@@ -339,30 +384,159 @@ class EasyBackfill(BaseScheduler):
             if not left:
                 break
         if free and left:
-            # The short jobs behind the scanned ones that fit, in submission order. The records
-            # are read as ``Any``: a compiled build then moves references, as CPython does,
-            # instead of unboxing and re-boxing each typed tuple (studies/engine-scale.md,
-            # "Causes, confirmed").
-            by_est: list[Any] = self._by_est
-            fit = [r for r in by_est[:short] if r[2] <= free and r[1] > last]
-            fit.sort(key=_SEQ)
-            for r in fit:
-                n = r[2]
-                if n <= free and now + r[0] <= t_shadow:
-                    sim.start(r[3])
-                    started.append(((n, r[0], r[3], r[1]), now + r[0]))
-                    free -= n
-                    if not free:
-                        break
-        for rec, end in started:
-            self._started(rec, end)
+            # The short jobs behind the scanned ones that fit, in submission order. Free nodes
+            # only shrink, so the next to start is always the earliest submitted of those that
+            # fit now: picked by a scan of them (a start is usually one of few), until
+            # ``PICKS`` starts, after which the rest are sorted.
+            by_est = self._by_est
+            fit: list[_Rec] = []
+            for i in range(short):
+                r = by_est[i]
+                if r.n <= free and r.seq > last and now + r.est <= t_shadow:
+                    fit.append(r)
+            picks = 0
+            while free and fit:
+                if picks == _PICKS:
+                    fit.sort(key=_seq_order)
+                    for r in fit:
+                        n = r.n
+                        if n <= free:
+                            sim.start(cast(Any, r.key))
+                            started.append(r)
+                            free -= n
+                            if not free:
+                                break
+                    break
+                best = -1
+                first = 0
+                for i in range(len(fit)):
+                    r = fit[i]
+                    if r.n <= free and (best < 0 or r.seq < first):
+                        best = i
+                        first = r.seq
+                if best < 0:
+                    break
+                r = fit[best]
+                sim.start(cast(Any, r.key))
+                started.append(r)
+                free -= r.n
+                fit[best] = fit[-1]
+                fit.pop()
+                picks += 1
+        for rec in started:
+            self._started(rec, now + rec.est)
 
 
-_Rec = tuple[int, float, int, int]
-"""A queued job for EASY: nodes, runtime estimate, id, submission sequence number."""
+@final
+@mypyc_attr(serializable=True)
+class _Rec:
+    """A job for EASY: estimate, submission order, nodes, id, estimated end once running.
 
-_SEQ: Final = itemgetter(1)
-"""The submission sequence number of an estimate-sorted record ``(estimate, seq, nodes, id)``."""
+    The id both as a machine integer (``jid``, compared) and as the spec's own ``int`` object
+    (``key``, for dict keys and ``sim.start``: nothing boxed).
+
+    A native record rather than a tuple: compiled, the orders compare machine floats and ints.
+    """
+
+    __slots__ = ("end", "est", "jid", "key", "n", "seq")
+
+    def __init__(self, est: float, seq: int, n: int, jid: int, key: object) -> None:
+        self.est = est
+        self.seq = seq
+        self.n = n
+        self.jid = jid
+        self.key = key
+        self.end = 0.0
+
+
+def _est_order(r: _Rec) -> tuple[float, int]:
+    return (r.est, r.seq)
+
+
+def _end_order(r: _Rec) -> tuple[float, int]:
+    return (r.end, r.jid)
+
+
+_PICKS: Final = 16
+"""Starts ``_backfill_short`` finds by scanning its short jobs before it sorts them."""
+
+
+def _seq_order(r: _Rec) -> int:
+    return r.seq
+
+
+def _est_before(a: _Rec, b: _Rec) -> bool:
+    """``(a.est, a.seq) < (b.est, b.seq)``, without the tuples."""
+    if a.est != b.est:
+        return a.est < b.est
+    return a.seq < b.seq
+
+
+def _end_before(a: _Rec, b: _Rec) -> bool:
+    """``(a.end, a.jid) < (b.end, b.jid)``, without the tuples."""
+    if a.end != b.end:
+        return a.end < b.end
+    return a.jid < b.jid
+
+
+def _insort_est(recs: list[_Rec], rec: _Rec) -> None:
+    """``bisect.insort`` by ``_est_before``."""
+    lo, hi = 0, len(recs)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if _est_before(rec, recs[mid]):
+            hi = mid
+        else:
+            lo = mid + 1
+    recs.insert(lo, rec)
+
+
+def _insort_end(recs: list[_Rec], rec: _Rec) -> None:
+    """``bisect.insort`` by ``_end_before``."""
+    lo, hi = 0, len(recs)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if _end_before(rec, recs[mid]):
+            hi = mid
+        else:
+            lo = mid + 1
+    recs.insert(lo, rec)
+
+
+def _find_est(recs: list[_Rec], rec: _Rec) -> int:
+    """``bisect.bisect_left`` by ``_est_before``: where ``rec`` is."""
+    lo, hi = 0, len(recs)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if _est_before(recs[mid], rec):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _find_end(recs: list[_Rec], rec: _Rec) -> int:
+    """``bisect.bisect_left`` by ``_end_before``: where ``rec`` is."""
+    lo, hi = 0, len(recs)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if _end_before(recs[mid], rec):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _count_within(recs: list[_Rec], limit: float) -> int:
+    """Records (sorted by estimate) with an estimate within ``limit`` (``bisect_right``)."""
+    lo, hi = 0, len(recs)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if limit < recs[mid].est:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 class ConservativeBackfill(BaseScheduler):
