@@ -517,10 +517,34 @@ class IdleRuns:
         The objects are stored as they are: no lookup in ``box``'s cache, whose 2 MB of
         pointers a wide machine's ids reach at random.
         """
+        self._give_from(0, a_o, b_o)
+
+    def give_runs(self, runs: list[int]) -> int:
+        """``give_boxed`` of each run of ``runs`` (flat ``[lo0, hi0, ...]``, ascending, all busy).
+
+        One pass: each run's place is searched from the previous one's (the runs ascend, so
+        every idle run before that place stays before the next). Returns the nodes given.
+        """
+        runs_o = cast("list[object]", runs)
+        start = 0
+        n = 0
+        for r in range(0, len(runs), 2):
+            a_o, b_o = runs_o[r], runs_o[r + 1]
+            n += cast(int, b_o) - cast(int, a_o)
+            i = self._give_from(start, a_o, b_o)
+            # The run just given is at ``i - 1`` or ``i``; the next one lies after it.
+            start = i - 1 if i > 0 else 0
+        return n
+
+    def _give_from(self, start: int, a_o: object, b_o: object) -> int:
+        """Merge the busy run ``[a, b)`` in; returns its place (``bisect_left(lo, a)``).
+
+        The place is searched from ``start`` on: every idle run before ``start`` lies before it.
+        """
         a, b = cast(int, a_o), cast(int, b_o)
         lo, hi = self.lo, self.hi
-        # ``bisect_left(lo, a)``, written out: compiled, it compares machine integers.
-        i, j = 0, len(lo)
+        # ``bisect_left(lo, a, start)``, written out: compiled, it compares machine integers.
+        i, j = start, len(lo)
         while i < j:
             m = (i + j) >> 1
             if lo[m] < a:
@@ -543,46 +567,7 @@ class IdleRuns:
         else:
             lo_o.insert(i, a_o)
             hi_o.insert(i, b_o)
-
-    def give_runs(self, runs: list[int]) -> int:
-        """``give_boxed`` of each run of ``runs`` (flat ``[lo0, hi0, ...]``, ascending, all busy).
-
-        One pass: each run's place is searched from the previous one's (the runs ascend, so
-        every idle run before that place stays before the next). Returns the nodes given.
-        """
-        runs_o = cast("list[object]", runs)
-        lo, hi = self.lo, self.hi
-        lo_o = cast("list[object]", lo)
-        hi_o = cast("list[object]", hi)
-        start = 0
-        n = 0
-        for r in range(0, len(runs), 2):
-            a_o, b_o = runs_o[r], runs_o[r + 1]
-            a, b = cast(int, a_o), cast(int, b_o)
-            n += b - a
-            i, j = start, len(lo)
-            while i < j:
-                m = (i + j) >> 1
-                if lo[m] < a:
-                    i = m + 1
-                else:
-                    j = m
-            left = i > 0 and hi[i - 1] == a
-            right = i < len(lo) and lo[i] == b
-            if left and right:
-                hi_o[i - 1] = hi_o[i]
-                del lo[i]
-                del hi[i]
-            elif left:
-                hi_o[i - 1] = b_o
-            elif right:
-                lo_o[i] = a_o
-            else:
-                lo_o.insert(i, a_o)
-                hi_o.insert(i, b_o)
-            # The run just given is at ``i - 1`` or ``i``; the next one lies after it.
-            start = i - 1 if i > 0 else 0
-        return n
+        return i
 
     def occupy(self, a: int, b: int) -> None:
         """Nodes ``[a, b)``, all idle (so inside one run), become busy."""
