@@ -2,8 +2,9 @@
 
 The modules in ``COMPILED`` (listed once, in ``hpcgym/_build.py``) are plain, fully typed
 Python: mypyc (part of mypy) turns each into a C extension at install time, which runs the same
-code 1.5-2x faster. ``BATCH_CORE`` is a small C extension of its own (whole FCFS and EASY runs
-of rigid jobs; without it those runs take the event loop, with the same results).
+code 1.5-2x faster. ``NATIVE`` lists two small C extensions of their own: the batch core (whole
+FCFS and EASY runs of rigid jobs; without it those runs take the event loop, with the same
+results) and the idle runs of ``hpcgym.sim.nodes`` (without it, its Python twin).
 ``HPCGYM_COMPILE`` in the environment chooses: unset (or ``auto``), compile where possible and
 otherwise install pure Python, which behaves the same, only slower; ``1``, compile or fail (CI
 uses it); ``0``, pure Python. ``hpcgym.compiled()`` tells which you have.
@@ -23,7 +24,7 @@ from pathlib import Path
 from setuptools import Extension, setup
 
 
-def _build_lists() -> tuple[list[str], str]:
+def _build_lists() -> tuple[list[str], dict[str, str]]:
     """The compiled modules' source files, read from ``hpcgym/_build.py`` (their one list).
 
     The file is loaded by path, not imported as ``hpcgym._build``: importing the package would
@@ -35,12 +36,12 @@ def _build_lists() -> tuple[list[str], str]:
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)
     files = [name.replace(".", "/") + ".py" for name in build.COMPILED_MODULES]
-    (core,) = build.NATIVE_MODULES.values()
-    return files, core
+    return files, dict(build.NATIVE_MODULES)
 
 
-COMPILED, BATCH_CORE = _build_lists()
-"""The mypyc-compiled modules' files and the C batch core's source (``hpcgym.sim.batch``)."""
+COMPILED, NATIVE = _build_lists()
+"""The mypyc-compiled modules' files, and the C extensions written in C by module with their
+source (the batch core, ``hpcgym.sim.batch``, and the idle runs, ``hpcgym.sim.nodes``)."""
 
 
 # setuptools runs this file several times per install; only these commands build extensions
@@ -88,9 +89,8 @@ def ext_modules() -> list:
     # No contraction of ``a + b * c`` into one fused rounding: the core's areas must round as
     # the engine's Python arithmetic does (GCC and Clang contract by default where FMA exists).
     strict_fp = [] if sys.platform == "win32" else ["-ffp-contract=off"]
-    exts.append(
-        Extension("hpcgym.sim._batchcore", [BATCH_CORE], extra_compile_args=["-O2", *strict_fp])
-    )
+    for name, source in NATIVE.items():
+        exts.append(Extension(name, [source], extra_compile_args=["-O2", *strict_fp]))
     for ext in exts:
         # Unless required, a missing or failing C compiler leaves the pure Python modules.
         ext.optional = not required

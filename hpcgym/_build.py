@@ -39,7 +39,10 @@ instead of the alias, and its code is no longer in the group's library: it is re
 GROUP_LIBRARY = "hpcgym__mypyc"
 """The shared library of the mypyc group (``setup.py``'s ``group_name``), beside the package."""
 
-NATIVE_MODULES = {"hpcgym.sim._batchcore": "hpcgym/sim/_batchcore.c"}
+NATIVE_MODULES = {
+    "hpcgym.sim._batchcore": "hpcgym/sim/_batchcore.c",
+    "hpcgym.sim._idleruns": "hpcgym/sim/_idleruns.c",
+}
 """C extensions written in C (not by mypyc), by module, with their source file."""
 
 _ROOT = Path(__file__).resolve().parent.parent

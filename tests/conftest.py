@@ -26,6 +26,7 @@ from hpcgym.sim import (
     SimConfig,
     Simulator,
 )
+from hpcgym.sim.nodes import idle_ids
 
 
 def rigid(job_id: int, submit: float, work: float, nodes: int, **kw: Any) -> JobSpec:
@@ -200,7 +201,7 @@ def check_invariants(sim: Simulator) -> None:
         # The idle runs are exactly the idle nodes, sorted, disjoint and never touching.
         runs = sim.pool.idle[k]
         idle = np.flatnonzero((cpu == 0.0) & (cluster_of == k))
-        assert np.array_equal(runs.ids(), idle), (k, runs.lo, runs.hi)
+        assert np.array_equal(idle_ids(runs), idle), (k, runs.lo, runs.hi)
         assert all(a < b for a, b in zip(runs.lo, runs.hi, strict=True)), k
         assert all(b < a for b, a in zip(runs.hi, runs.lo[1:], strict=False)), k
     n = cpu.size

@@ -28,7 +28,7 @@ from hpcgym.sim.events import WALLTIME as _WALLTIME
 from hpcgym.sim.events import EventType
 from hpcgym.sim.interrupt import let_signals_in
 from hpcgym.sim.job import _NO_RUNS, Job, JobState
-from hpcgym.sim.nodes import SHARED, WHOLE, NodePool, box, uniform_share
+from hpcgym.sim.nodes import SHARED, WHOLE, NodePool, uniform_share
 from hpcgym.sim.platform import Platform
 from hpcgym.sim.spec import JobKind, JobSpec, SizeRule, fits_machine
 
@@ -789,25 +789,9 @@ class EngineCore:
             runs = job._runs
             if runs and not job._mem:
                 # Whole nodes taken as runs of ids: give the runs back, no sort, no scan.
-                pool = self.pool
-                if len(runs) == 2:
-                    # ``NodePool.release_runs`` of one run, inlined.
-                    # The ids' own objects (``box``'s), handed on as they are.
-                    runs_o = cast("list[object]", runs)
-                    a_o, b_o = runs_o[0], runs_o[1]
-                    a, b = cast(int, a_o), cast(int, b_o)
-                    if job._cpu_lazy:
-                        job._cpu_lazy = False
-                    else:
-                        pool.cpu_used[a:b].fill(0.0)
-                    # The count as a shared Python int too (no new object per change).
-                    free = cast("list[object]", pool.free)
-                    free[job._cluster] = box(cast(int, free[job._cluster]) + b - a)
-                    pool.idle[job._cluster].give_boxed(a_o, b_o)
-                else:
-                    written = not job._cpu_lazy
-                    job._cpu_lazy = False
-                    pool.release_runs(job._cluster, runs, written)
+                written = not job._cpu_lazy
+                job._cpu_lazy = False
+                self.pool.release_runs(job._cluster, runs, written)
             else:
                 self.pool.remove(job._cluster, job._ids(), job._cpu, job._mem, job._mode)
             self._alloc_total -= job._cpu_sum

@@ -9,8 +9,8 @@ decides anything. Every method that would break capacity raises before touching 
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from typing import Any, Final, cast
+from bisect import bisect_left, bisect_right
+from typing import Any, Final, Protocol, cast
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -67,7 +67,8 @@ class NodePool:
         self.single = len(self.bounds) == 1
         self.free = [c.nodes for c in platform.clusters]
         """Idle nodes per cluster."""
-        self.idle = [IdleRuns(lo, hi) for lo, hi in self.bounds]
+        _grow_boxes(max(c.nodes for c in platform.clusters) + 1)
+        self.idle: list[Runs] = [IdleRuns(lo, hi) for lo, hi in self.bounds]
         """Idle node ids per cluster, as runs (the same nodes as ``cpu_used == 0.0``)."""
         self.ids = np.arange(n, dtype=np.int64)
         """Every node id (read-only): a run's ids are a slice of it, not a new array."""
@@ -127,7 +128,7 @@ class NodePool:
             CapacityError: Fewer than ``size`` nodes have room.
         """
         if cpu >= 1.0 and mem == 0:
-            found = self.idle[cluster].first(size)
+            found = first_ids(self.idle[cluster], size)
         else:
             found = self._fitting(cluster, cpu, mem)
         if found.size < size:
@@ -183,7 +184,7 @@ class NodePool:
             used = self.cpu_used
             for i in range(0, len(runs), 2):
                 used[runs[i] : runs[i + 1]].fill(0.0)
-        # The ids' own objects (``box``'s) go back, and the count as a shared Python int too.
+        # The count as a shared Python int (``box``): no new object per end.
         free = cast("list[object]", self.free)
         free[cluster] = box(cast(int, free[cluster]) + idle.give_runs(runs))
 
@@ -259,14 +260,14 @@ class NodePool:
         if mode == WHOLE:
             # Whole-node tasks: the nodes were idle and are now exactly full.
             self.free[cluster] -= nodes.size
-            self.idle[cluster].occupy_ids(nodes)
+            occupy_ids(self.idle[cluster], nodes)
             used[nodes] = 1.0
             if mem:
                 self.mem_used[nodes] = mem
         elif mode == UNIQUE:
             taken = nodes[used[nodes] == 0.0]
             self.free[cluster] -= taken.size
-            self.idle[cluster].occupy_ids(taken)
+            occupy_ids(self.idle[cluster], taken)
             used[nodes] += cpu
             if mem:
                 self.mem_used[nodes] += mem
@@ -274,7 +275,7 @@ class NodePool:
             distinct = np.unique(nodes)
             taken = distinct[used[distinct] == 0.0]
             self.free[cluster] -= taken.size
-            self.idle[cluster].occupy_ids(taken)
+            occupy_ids(self.idle[cluster], taken)
             np.add.at(used, nodes, cpu)
             if mem:
                 np.add.at(self.mem_used, nodes, mem)
@@ -290,7 +291,7 @@ class NodePool:
             if mem:
                 self.mem_used[nodes] = 0.0
             self.free[cluster] += nodes.size
-            self.idle[cluster].give_ids(nodes)
+            give_ids(self.idle[cluster], nodes)
             return
         if mode == UNIQUE:
             used[nodes] -= cpu
@@ -307,7 +308,7 @@ class NodePool:
             used[emptied] = 0.0
             self.mem_used[emptied] = 0.0
             self.free[cluster] += int(emptied.size)
-            self.idle[cluster].give_ids(emptied)
+            give_ids(self.idle[cluster], emptied)
 
 
 def _read_only_ones(size: int) -> np.ndarray:
@@ -407,16 +408,16 @@ def placement_mode(nodes: np.ndarray, cpu: np.ndarray) -> int:
 
 
 BOXED_IDS: Final = 1 << 18
-"""Node ids below this are kept as Python ints made once (``box``)."""
+"""Counts below this are kept as Python ints made once (``box``)."""
 _BOXED: Final[list[object]] = []
 
 
 def box(v: int) -> object:
-    """``v`` as a Python int, the same object every time for an id the cache holds.
+    """``v`` as a Python int, the same object every time for a value the cache holds.
 
     Compiled, an ``int`` is a machine integer: storing one in a list makes a new Python int
-    (above 256), and dropping it frees one. The idle runs and the jobs' runs store node ids
-    all the time; shared objects spare both.
+    (above 256), and dropping it frees one. The idle counts of ``NodePool.free`` change at
+    every start and end; shared objects spare both.
     """
     if 0 <= v < len(_BOXED):
         return _BOXED[v]
@@ -424,36 +425,78 @@ def box(v: int) -> object:
 
 
 def _grow_boxes(n: int) -> None:
-    """Let ``box`` share the ids below ``n`` (at most ``BOXED_IDS``)."""
+    """Let ``box`` share the values below ``n`` (at most ``BOXED_IDS``)."""
     n = min(n, BOXED_IDS)
     if len(_BOXED) < n:
         _BOXED.extend(range(len(_BOXED), n))
 
 
-@mypyc_attr(serializable=True)
-class IdleRuns:
+class Runs(Protocol):
     """The idle nodes of one cluster as sorted, disjoint, non-touching runs ``[lo, hi)``.
 
     Taking the ``k`` lowest idle ids walks runs from the front, and giving nodes back merges
     their runs in (a bisection): the cost follows the runs a job touches, never the cluster's
-    width. ``NodePool`` keeps it equal to the nodes whose CPU in use is exactly 0.0.
+    width. ``NodePool`` keeps it equal to the nodes whose CPU in use is exactly 0.0. A job's
+    runs are a flat list ``[lo0, hi0, lo1, hi1, ...]``, lowest first.
+
+    Two implementations answer alike: ``IdleRuns`` is the C one (``_idleruns.c``) when it is
+    built, else ``PyIdleRuns``; the tests hold them to the same answers.
+    """
+
+    @property
+    def lo(self) -> list[int]:
+        """The runs' first ids."""
+
+    @property
+    def hi(self) -> list[int]:
+        """The runs' ends (exclusive)."""
+
+    def take_front(self, k: int) -> int:
+        """Take the ``k`` lowest idle ids if they are one run: its first id, else -1 (no change)."""
+
+    def take_runs(self, k: int) -> list[int]:
+        """Take the ``k`` lowest idle ids: their runs, lowest first.
+
+        Raises:
+            ValueError: Fewer than ``k`` ids are idle (nothing taken).
+        """
+
+    def first_runs(self, k: int) -> list[int]:
+        """The runs of the ``k`` lowest idle ids (at most as many as there are); nothing taken."""
+
+    def give(self, a: int, b: int) -> None:
+        """Nodes ``[a, b)``, all busy, become idle."""
+
+    def give_runs(self, runs: list[int]) -> int:
+        """``give`` of each run of ``runs`` (ascending, all busy); returns the nodes given."""
+
+    def occupy(self, a: int, b: int) -> None:
+        """Nodes ``[a, b)``, all idle (so inside one run), become busy."""
+
+    def runs(self) -> list[int]:
+        """Every idle run, flat."""
+
+
+class PyIdleRuns:
+    """``Runs`` in Python: two lists of ints, the runs' starts and ends.
+
+    The pure-Python install's idle runs, and the tests' second opinion on the C ones.
     """
 
     __slots__ = ("hi", "lo")
 
     def __init__(self, lo: int, hi: int) -> None:
-        _grow_boxes(hi + 1)
-        self.lo: list[int] = cast("list[int]", [box(lo)]) if hi > lo else []
-        self.hi: list[int] = cast("list[int]", [box(hi)]) if hi > lo else []
+        self.lo: list[int] = [lo] if hi > lo else []
+        self.hi: list[int] = [hi] if hi > lo else []
 
     def take_front(self, k: int) -> int:
-        """Take the ``k`` lowest idle ids if they are one run: its first id, else -1 (no change)."""
+        """See ``Runs``."""
         lo = self.lo
         if lo:
             a = lo[0]
             span = self.hi[0] - a
             if span > k:
-                cast("list[object]", lo)[0] = box(a + k)
+                lo[0] = a + k
                 return a
             if span == k:
                 del lo[0]
@@ -462,42 +505,26 @@ class IdleRuns:
         return -1
 
     def take_runs(self, k: int) -> list[int]:
-        """Take the ``k`` lowest idle ids (the caller checked that ``k`` are idle).
+        """See ``Runs``."""
+        taken = self.first_runs(k)
+        if sum(taken[i + 1] - taken[i] for i in range(0, len(taken), 2)) < k:
+            idle = sum(b - a for a, b in zip(self.lo, self.hi, strict=True))
+            raise ValueError(f"{k} idle ids wanted, {idle} idle")
+        lo, hi = self.lo, self.hi
+        full = len(taken) >> 1
+        if taken and taken[-1] != hi[full - 1]:
+            full -= 1  # the last run is taken in part: it keeps its top
+            lo[full] = taken[-1]
+        del lo[:full]
+        del hi[:full]
+        return taken
 
-        Returns:
-            The runs taken, lowest first, flat: ``[lo0, hi0, lo1, hi1, ...]``.
-        """
-        # The lists hold Python ints: read as objects, stored again as they are (``box``).
-        lo = cast("list[object]", self.lo)
-        hi = cast("list[object]", self.hi)
-        taken: list[object] = []
-        i = 0
-        while k:
-            ao, bo = lo[i], hi[i]
-            a, b = cast(int, ao), cast(int, bo)
-            taken.append(ao)
-            if b - a > k:
-                end = box(a + k)
-                taken.append(end)
-                lo[i] = end
-                break
-            taken.append(bo)
-            k -= b - a
-            i += 1
-        if i == 1:
-            del lo[0]
-            del hi[0]
-        elif i:
-            del lo[:i]
-            del hi[:i]
-        return cast("list[int]", taken)
-
-    def first(self, k: int) -> np.ndarray:
-        """The ``k`` lowest idle ids (at most as many as there are), ascending; nothing taken."""
+    def first_runs(self, k: int) -> list[int]:
+        """See ``Runs``."""
         lo, hi = self.lo, self.hi
         runs: list[int] = []
         i = 0
-        while k and i < len(lo):
+        while k > 0 and i < len(lo):
             a, b = lo[i], hi[i]
             if b - a > k:
                 b = a + k
@@ -505,74 +532,49 @@ class IdleRuns:
             runs.append(b)
             k -= b - a
             i += 1
-        return ids_of_runs(runs)
+        return runs
 
     def give(self, a: int, b: int) -> None:
-        """Nodes ``[a, b)``, all busy, become idle."""
-        self.give_boxed(box(a), box(b))
-
-    def give_boxed(self, a_o: object, b_o: object) -> None:
-        """``give`` of ids held as Python ints (``box``'s, as a job's runs hold them).
-
-        The objects are stored as they are: no lookup in ``box``'s cache, whose 2 MB of
-        pointers a wide machine's ids reach at random.
-        """
-        self._give_from(0, a_o, b_o)
+        """See ``Runs``."""
+        self._give_from(0, a, b)
 
     def give_runs(self, runs: list[int]) -> int:
-        """``give_boxed`` of each run of ``runs`` (flat ``[lo0, hi0, ...]``, ascending, all busy).
-
-        One pass: each run's place is searched from the previous one's (the runs ascend, so
-        every idle run before that place stays before the next). Returns the nodes given.
-        """
-        runs_o = cast("list[object]", runs)
+        """See ``Runs``: one pass, each run's place searched from the previous one's."""
         start = 0
         n = 0
         for r in range(0, len(runs), 2):
-            a_o, b_o = runs_o[r], runs_o[r + 1]
-            n += cast(int, b_o) - cast(int, a_o)
-            i = self._give_from(start, a_o, b_o)
+            a, b = runs[r], runs[r + 1]
+            n += b - a
+            i = self._give_from(start, a, b)
             # The run just given is at ``i - 1`` or ``i``; the next one lies after it.
             start = i - 1 if i > 0 else 0
         return n
 
-    def _give_from(self, start: int, a_o: object, b_o: object) -> int:
-        """Merge the busy run ``[a, b)`` in; returns its place (``bisect_left(lo, a)``).
-
-        The place is searched from ``start`` on: every idle run before ``start`` lies before it.
-        """
-        a, b = cast(int, a_o), cast(int, b_o)
+    def _give_from(self, start: int, a: int, b: int) -> int:
+        """Merge the busy run ``[a, b)`` in; returns its place (``bisect_left(lo, a, start)``)."""
         lo, hi = self.lo, self.hi
-        # ``bisect_left(lo, a, start)``, written out: compiled, it compares machine integers.
-        i, j = start, len(lo)
-        while i < j:
-            m = (i + j) >> 1
-            if lo[m] < a:
-                i = m + 1
-            else:
-                j = m
+        i = bisect_left(lo, a, start)
         left = i > 0 and hi[i - 1] == a
         right = i < len(lo) and lo[i] == b
-        # Stored as shared Python ints (``box``), read back as objects where moved.
-        lo_o = cast("list[object]", lo)
-        hi_o = cast("list[object]", hi)
         if left and right:
-            hi_o[i - 1] = hi_o[i]
+            hi[i - 1] = hi[i]
             del lo[i]
             del hi[i]
         elif left:
-            hi_o[i - 1] = b_o
+            hi[i - 1] = b
         elif right:
-            lo_o[i] = a_o
+            lo[i] = a
         else:
-            lo_o.insert(i, a_o)
-            hi_o.insert(i, b_o)
+            lo.insert(i, a)
+            hi.insert(i, b)
         return i
 
     def occupy(self, a: int, b: int) -> None:
-        """Nodes ``[a, b)``, all idle (so inside one run), become busy."""
+        """See ``Runs``."""
         lo, hi = self.lo, self.hi
         i = bisect_right(lo, a) - 1
+        if i < 0 or b > hi[i] or a >= b:
+            raise ValueError(f"ids [{a}, {b}) are not all idle")
         c, d = lo[i], hi[i]
         if c == a:
             if d == b:
@@ -587,25 +589,50 @@ class IdleRuns:
             lo.insert(i + 1, b)
             hi.insert(i + 1, d)
 
-    def give_ids(self, ids: np.ndarray) -> None:
-        """Nodes ``ids`` (distinct, any order), all busy, become idle."""
-        runs = runs_of_ids(ids)
-        for i in range(0, len(runs), 2):
-            self.give(runs[i], runs[i + 1])
-
-    def occupy_ids(self, ids: np.ndarray) -> None:
-        """Nodes ``ids`` (distinct, any order), all idle, become busy."""
-        runs = runs_of_ids(ids)
-        for i in range(0, len(runs), 2):
-            self.occupy(runs[i], runs[i + 1])
-
-    def ids(self) -> np.ndarray:
-        """Every idle id, ascending (a new array)."""
-        runs: list[int] = []
+    def runs(self) -> list[int]:
+        """See ``Runs``."""
+        out: list[int] = []
         for a, b in zip(self.lo, self.hi, strict=True):
-            runs.append(a)
-            runs.append(b)
-        return ids_of_runs(runs)
+            out.append(a)
+            out.append(b)
+        return out
+
+
+def _idle_runs_type() -> Any:
+    """The C ``IdleRuns`` when built, else ``PyIdleRuns``."""
+    try:
+        from hpcgym.sim._idleruns import IdleRuns as CIdleRuns
+    except ImportError:  # a pure-Python install
+        return PyIdleRuns
+    return CIdleRuns
+
+
+IdleRuns: Final[Any] = _idle_runs_type()
+"""What ``NodePool`` builds its idle runs with: ``IdleRuns(lo, hi)`` holds ``[lo, hi)``."""
+
+
+def first_ids(idle: Runs, k: int) -> np.ndarray:
+    """The ``k`` lowest idle ids of ``idle`` (at most as many as there are); nothing taken."""
+    return ids_of_runs(idle.first_runs(k))
+
+
+def idle_ids(idle: Runs) -> np.ndarray:
+    """Every idle id of ``idle``, ascending (a new array)."""
+    return ids_of_runs(idle.runs())
+
+
+def give_ids(idle: Runs, ids: np.ndarray) -> None:
+    """Nodes ``ids`` (distinct, any order), all busy, become idle."""
+    runs = runs_of_ids(ids)
+    for i in range(0, len(runs), 2):
+        idle.give(runs[i], runs[i + 1])
+
+
+def occupy_ids(idle: Runs, ids: np.ndarray) -> None:
+    """Nodes ``ids`` (distinct, any order), all idle, become busy."""
+    runs = runs_of_ids(ids)
+    for i in range(0, len(runs), 2):
+        idle.occupy(runs[i], runs[i + 1])
 
 
 SLICE_RUN: Final = 64

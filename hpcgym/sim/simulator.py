@@ -211,25 +211,10 @@ class Simulator(EngineCore):
             mem = job._mem
             if pool.single and free[0] >= k and not mem:
                 # ``NodePool.take_idle`` inlined for the most common platform: the lowest idle
-                # ids, usually the front of the first run of idle nodes.
-                idle = pool.idle[0]
-                lo = idle.lo
-                a = lo[0]
-                span = idle.hi[0] - a
+                # ids (the C ``IdleRuns`` takes them as runs in one call).
                 # The count as a shared Python int (``box``): no new object per start.
                 cast("list[object]", free)[0] = box(free[0] - k)
-                if span >= k:
-                    # ``IdleRuns.take_front``, inlined; the ids as shared Python ints.
-                    a_o = cast("list[object]", lo)[0]
-                    end = box(a + k)
-                    if span > k:
-                        cast("list[object]", lo)[0] = end
-                    else:
-                        del lo[0]
-                        del idle.hi[0]
-                    runs = cast("list[int]", [a_o, end])
-                else:
-                    runs = idle.take_runs(k)
+                runs = pool.idle[0].take_runs(k)
                 # The ids are built when read (``Job._ids``), and the CPU array written when
                 # someone reads it (``NodePool.sync``), not here: most jobs end unread.
                 picked = unknown_ids(k)

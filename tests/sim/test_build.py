@@ -31,19 +31,21 @@ def test_setup_compiles_exactly_the_modules_hpcgym_reports_on():
     )
     namespace = {"Path": Path, "importlib": importlib, "__file__": str(ROOT / "setup.py")}
     exec(compile(ast.Module(body=[reader], type_ignores=[]), "setup.py", "exec"), namespace)
-    files, core = namespace["_build_lists"]()
+    files, native = namespace["_build_lists"]()
     assert [f.removesuffix(".py").replace("/", ".") for f in files] == list(COMPILED_MODULES)
     assert all((ROOT / f).is_file() for f in files)
-    assert {"hpcgym.sim._batchcore": core} == NATIVE_MODULES
-    assert (ROOT / core).is_file()
+    assert native == NATIVE_MODULES
+    assert set(native) == {"hpcgym.sim._batchcore", "hpcgym.sim._idleruns"}
+    assert all((ROOT / source).is_file() for source in native.values())
 
 
 def test_compiled_reports_every_module():
     report = hpcgym.compiled()
     assert set(report) == set(COMPILED_MODULES) | set(NATIVE_MODULES)
     assert all(isinstance(v, bool) for v in report.values())
-    # The batch core is built exactly when the mypyc modules are (setup.py builds both).
+    # The C modules are built exactly when the mypyc modules are (setup.py builds them all).
     assert report["hpcgym.sim._batchcore"] == report["hpcgym.sim.engine"]
+    assert report["hpcgym.sim._idleruns"] == report["hpcgym.sim.engine"]
 
 
 def test_an_edited_c_source_behind_its_extension_is_reported(tmp_path):

@@ -22,12 +22,25 @@ from hypothesis import strategies as st
 import hpcgym.sim.nodes as nodes_module
 from hpcgym.errors import CommandError
 from hpcgym.sim import JobKind, JobSpec, JobState, Platform, Simulator, SizeRule
-from hpcgym.sim.nodes import SLICE_RUN, IdleRuns, NodePool, ids_of_runs, runs_of_ids, set_runs
+from hpcgym.sim.nodes import (
+    SLICE_RUN,
+    IdleRuns,
+    NodePool,
+    PyIdleRuns,
+    first_ids,
+    give_ids,
+    idle_ids,
+    ids_of_runs,
+    occupy_ids,
+    runs_of_ids,
+    set_runs,
+)
 
-COMPILED = not nodes_module.__file__.endswith(".py")
+IMPLEMENTATIONS = [pytest.param(IdleRuns, id="built"), pytest.param(PyIdleRuns, id="python")]
+"""The idle runs the engine uses (the C ones when built) and their Python twin."""
 
 
-class ScanRuns(IdleRuns):
+class ScanRuns(IdleRuns):  # type: ignore[misc,valid-type]
     """The old placement: every answer scans the cluster's CPU array; updates are ignored."""
 
     def __init__(self, pool: NodePool, lo: int, hi: int) -> None:
@@ -38,23 +51,6 @@ class ScanRuns(IdleRuns):
         lo, hi = self.span
         self.pool.sync()  # the lazy whole-node holdings written, as any reader of the array does
         return (self.pool.cpu_used[lo:hi] == 0.0).nonzero()[0][:k] + lo
-
-    # An empty front run: every start, inlined or not, falls through to ``take_runs``, the scan.
-    @property  # type: ignore[override]
-    def lo(self) -> list[int]:
-        return [0]
-
-    @lo.setter
-    def lo(self, value: list[int]) -> None:
-        pass
-
-    @property  # type: ignore[override]
-    def hi(self) -> list[int]:
-        return [0]
-
-    @hi.setter
-    def hi(self, value: list[int]) -> None:
-        pass
 
     def take_front(self, k: int) -> int:
         return -1
@@ -70,11 +66,14 @@ class ScanRuns(IdleRuns):
         assert ids_of_runs(runs).tolist() == ids
         return runs
 
-    def first(self, k: int) -> np.ndarray:
-        return self._scan(k)
+    def first_runs(self, k: int) -> list[int]:
+        return runs_of_ids(self._scan(k))
 
     def give(self, a: int, b: int) -> None:
         pass
+
+    def give_runs(self, runs: list[int]) -> int:
+        return sum(runs[i + 1] - runs[i] for i in range(0, len(runs), 2))
 
     def occupy(self, a: int, b: int) -> None:
         pass
@@ -187,7 +186,6 @@ def episode(seed: int, oracle: bool, check: Any = None) -> tuple[list[Any], Any]
     return seen, sim.result().jobs
 
 
-@pytest.mark.skipif(COMPILED, reason="the oracle subclasses a compiled class")
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_runs_place_as_the_per_node_scan_did(state: Any, seed: int) -> None:
@@ -197,77 +195,112 @@ def test_runs_place_as_the_per_node_scan_did(state: Any, seed: int) -> None:
     assert table.equals(want_table)
 
 
+@pytest.mark.parametrize("kind", IMPLEMENTATIONS)
 @settings(max_examples=200, deadline=None)
 @given(ids=st.sets(st.integers(0, 300), max_size=120), n=st.integers(1, 40))
-def test_runs_take_give_and_occupy_like_a_set(ids: set[int], n: int) -> None:
-    # Made by the engine: under mypyc a serializable class called from Python skips __init__.
-    runs = Simulator(Platform.single(301), []).pool.idle[0]
+def test_runs_take_give_and_occupy_like_a_set(kind: Any, ids: set[int], n: int) -> None:
+    runs = kind(0, 301)
     busy = np.array(sorted(ids), dtype=np.int64)
-    runs.occupy_ids(busy)
+    occupy_ids(runs, busy)
     idle = sorted(set(range(301)) - ids)
-    assert runs.ids().tolist() == idle
-    assert runs.first(n).tolist() == idle[:n]
+    assert idle_ids(runs).tolist() == idle
+    assert first_ids(runs, n).tolist() == idle[:n]
     if len(idle) >= n:
         front = runs.take_front(n)
         taken = np.arange(front, front + n) if front >= 0 else ids_of_runs(runs.take_runs(n))
         assert taken.tolist() == idle[:n]
-        assert runs.ids().tolist() == idle[n:]
-        runs.give_ids(np.array(idle[:n][::-1], dtype=np.int64))
-    runs.give_ids(busy)
+        assert idle_ids(runs).tolist() == idle[n:]
+        give_ids(runs, np.array(idle[:n][::-1], dtype=np.int64))
+    else:
+        with pytest.raises(ValueError, match=f"{n} idle ids wanted, {len(idle)} idle"):
+            runs.take_runs(n)
+        assert idle_ids(runs).tolist() == idle  # refused: nothing taken
+    give_ids(runs, busy)
     assert runs.lo == [0] and runs.hi == [301]
 
 
-@settings(max_examples=100, deadline=None)
-@given(ids=st.sets(st.integers(0, 300), max_size=120), seed=st.integers(0, 1000))
-def test_give_boxed_gives_the_objects_it_is_handed(ids: set[int], seed: int) -> None:
-    """``give_boxed`` (the ids' own objects, as a job's runs hold them) is ``give``."""
-    one = Simulator(Platform.single(301), []).pool.idle[0]
-    other = Simulator(Platform.single(301), []).pool.idle[0]
-    busy = np.array(sorted(ids), dtype=np.int64)
-    one.occupy_ids(busy)
-    other.occupy_ids(busy)
-    runs = runs_of_ids(busy)
-    pairs = [(runs[i], runs[i + 1]) for i in range(0, len(runs), 2)]
-    random.Random(seed).shuffle(pairs)
-    for a, b in pairs:
-        one.give(a, b)
-        a_o, b_o = nodes_module.box(a), nodes_module.box(b)
-        kept = {id(x) for x in [*other.lo, *other.hi, a_o, b_o]}
-        other.give_boxed(a_o, b_o)
-        assert one.lo == other.lo and one.hi == other.hi
-        # no new int object: what it stores are the objects it was handed, or moved ones
-        assert all(id(x) in kept for x in [*other.lo, *other.hi])
-    assert other.lo == [0] and other.hi == [301]
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["take_front", "take_runs", "first_runs", "give", "occupy", "pickle"]),
+        st.integers(0, 600),
+        st.integers(1, 80),
+    ),
+    max_size=60,
+)
 
 
+@settings(max_examples=300, deadline=None)
+@given(width=st.integers(1, 600), ops=OPS)
+def test_built_runs_answer_as_the_python_ones(width: int, ops: list[tuple[str, int, int]]) -> None:
+    """Any sequence of takes, gives (of busy runs), occupations (of idle ones), copies and
+    refused takes: the built ``IdleRuns`` and ``PyIdleRuns`` return and hold the same runs."""
+    import pickle
+
+    built, python = IdleRuns(0, width), PyIdleRuns(0, width)
+    held: list[tuple[int, int]] = []  # busy runs a job could give back
+    for op, at, k in ops:
+        idle = python.runs()
+        if op in ("take_front", "take_runs", "first_runs"):
+            results = []
+            for runs in (built, python):
+                try:
+                    results.append(getattr(runs, op)(k))
+                except ValueError as e:
+                    results.append(str(e))
+            assert results[0] == results[1], (op, k, idle)
+            got = results[1]
+            if op == "take_front" and isinstance(got, int) and got >= 0:
+                held.append((got, got + k))
+            elif op == "take_runs" and isinstance(got, list):
+                held += [(got[i], got[i + 1]) for i in range(0, len(got), 2)]
+        elif op == "give" and held:
+            a, b = held.pop(at % len(held))
+            built.give(a, b)
+            python.give(a, b)
+        elif op == "occupy" and idle:
+            i = 2 * (at % (len(idle) // 2))
+            a = idle[i] + at % (idle[i + 1] - idle[i])
+            b = min(idle[i + 1], a + k)
+            built.occupy(a, b)
+            python.occupy(a, b)
+            held.append((a, b))
+        elif op == "pickle":
+            built = pickle.loads(pickle.dumps(built))
+        assert built.runs() == python.runs(), (op, at, k)
+        assert built.lo == python.lo and built.hi == python.hi
+    # Everything given back, in one pass per job's ascending runs: the whole range again.
+    held.sort()
+    mine = [x for ab in held for x in ab]
+    assert built.give_runs(mine) == python.give_runs(mine) == sum(b - a for a, b in held)
+    assert built.runs() == python.runs() == [0, width]
+
+
+@pytest.mark.parametrize("kind", IMPLEMENTATIONS)
 @settings(max_examples=200, deadline=None)
 @given(
     ids=st.sets(st.integers(0, 300), max_size=150),
     pick=st.integers(0, 10**6),
 )
-def test_give_runs_is_give_run_by_run(ids: set[int], pick: int) -> None:
+def test_give_runs_is_give_run_by_run(kind: Any, ids: set[int], pick: int) -> None:
     """``give_runs`` (a job's ascending runs in one pass) leaves what ``give`` one by one does,
-    counts the nodes, and stores only the objects it was handed or already held."""
-    one = Simulator(Platform.single(301), []).pool.idle[0]
-    other = Simulator(Platform.single(301), []).pool.idle[0]
+    and counts the nodes."""
+    one, other = kind(0, 301), kind(0, 301)
     busy = np.array(sorted(ids), dtype=np.int64)
-    one.occupy_ids(busy)
-    other.occupy_ids(busy)
+    occupy_ids(one, busy)
+    occupy_ids(other, busy)
     runs = runs_of_ids(busy)
     # A job's holding: an ascending subset of the busy runs (what it holds is busy), chosen
     # at random from ``pick``.
     mine = [
-        nodes_module.box(x)
+        x
         for i in range(0, len(runs), 2)
         if random.Random(pick + i).random() < 0.5
         for x in (runs[i], runs[i + 1])
     ]
     for i in range(0, len(mine), 2):
         one.give(mine[i], mine[i + 1])
-    kept = {id(x) for x in [*other.lo, *other.hi, *mine]}
     assert other.give_runs(mine) == sum(mine[i + 1] - mine[i] for i in range(0, len(mine), 2))
     assert other.lo == one.lo and other.hi == one.hi
-    assert all(id(x) in kept for x in [*other.lo, *other.hi])
 
 
 def test_runs_of_ids_round_trip() -> None:
@@ -393,23 +426,19 @@ def test_the_lazy_list_is_compacted_and_ended_holdings_are_not_written() -> None
     assert sim.counts["completed"] == n
 
 
-def test_runs_store_shared_ints_and_stay_the_idle_nodes() -> None:
-    """Wide-machine starts and ends (ids past 256, the small-int cache): the runs and the jobs'
-    runs hold the ``box`` objects, and the runs stay exactly the idle nodes."""
+def test_runs_stay_the_idle_nodes_on_a_wide_machine() -> None:
+    """Wide-machine starts and ends (ids past 256, the small-int cache): the runs stay exactly
+    the idle nodes, and the idle counts are ``box``'s shared objects."""
     from hpcgym.sim.nodes import BOXED_IDS, box
 
     specs = [JobSpec(i, 0.0, work=float(1 + i % 5), nodes=100 + 37 * (i % 7)) for i in range(40)]
-    sim = Simulator(Platform.single(1000), specs)  # its idle runs make the ids up to 1000 once
+    sim = Simulator(Platform.single(1000), specs)  # its pool makes the counts up to 1000 once
     assert box(300) is box(300) and box(-1) == -1 and box(BOXED_IDS + 5) == BOXED_IDS + 5
     while sim.advance():
         for jid in list(sim.queue):
             if sim.jobs[jid].spec.nodes <= sim.free_nodes():
                 sim.start(jid)
-        runs = sim.pool.idle[0]
-        for v in [*runs.lo, *runs.hi]:
-            assert v is box(v)
-        for job in sim.running.values():
-            assert all(v is box(v) for v in job._runs)
+        assert sim.pool.free[0] is box(sim.pool.free[0])
         idle = np.flatnonzero(sim.node_cpu_used == 0.0)
-        assert np.array_equal(runs.ids(), idle)
+        assert np.array_equal(idle_ids(sim.pool.idle[0]), idle)
     assert all(j.state is JobState.COMPLETED for j in sim.jobs.values())
