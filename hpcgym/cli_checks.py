@@ -158,8 +158,16 @@ def writable_folder(folder: str | os.PathLike[str]) -> Path:
 
 
 def _remove_empty(deepest: Path, outermost: Path) -> None:
-    """Remove ``deepest`` and its parents up to ``outermost`` while each is empty."""
+    """Remove ``deepest`` and its parents up to ``outermost`` while each is empty.
+
+    A folder another process holds locked (``hpcgym.folder_lock``: a training or bench run
+    that created it and has not written in it yet) is in use, not empty of purpose: kept.
+    """
+    from hpcgym.folder_lock import is_locked
+
     for folder in (deepest, *deepest.parents):
+        if is_locked(folder):
+            return
         try:
             folder.rmdir()
         except OSError:  # not empty (another process writes there), or gone

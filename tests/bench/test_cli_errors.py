@@ -128,6 +128,35 @@ def test_the_folder_check_never_deletes_what_another_process_wrote(tmp_path, mon
     assert not [p for p in target.iterdir() if p.name.startswith(".hpcgym-write-check")]
 
 
+def test_the_folder_check_keeps_an_empty_folder_another_command_holds(tmp_path, monkeypatch):
+    """Two trainings raced into one new run folder: the other one made the folder and locked
+    it, not yet writing in it, while this one's check was removing the folder it had made;
+    the other then found its folder gone (seen failing in the suite before the fix)."""
+    import tempfile
+
+    from hpcgym.cli_checks import writable_folder
+    from hpcgym.folder_lock import exclusive, is_locked
+
+    target = tmp_path / "runs" / "run"
+    real = tempfile.NamedTemporaryFile
+    held = []
+
+    def racing(*args, **kwargs):
+        lock = exclusive(target, lambda: "busy")  # the other process, while this one checks
+        lock.__enter__()
+        held.append(lock)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "NamedTemporaryFile", racing)
+    writable_folder(target)
+    assert target.is_dir() and is_locked(target)
+    held[0].__exit__(None, None, None)
+    assert not is_locked(target)
+    monkeypatch.undo()
+    writable_folder(tmp_path / "free" / "run")  # no one holds it: removed as before
+    assert not (tmp_path / "free").exists()
+
+
 # Issue 39, L4: these ended in tracebacks (exit 1) before; seen failing before the fix.
 @pytest.mark.parametrize(
     ("argv", "words"),

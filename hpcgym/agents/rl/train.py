@@ -461,6 +461,10 @@ def _held_message(run_dir: Path, held: list[str]) -> str:
     )
 
 
+_LOCK_TRIES = 5
+"""Times ``train`` makes and locks its run folder when something removes it in between."""
+
+
 def _prepare_run_dir(cfg: TrainConfig) -> Path | None:
     """Check what ``cfg``'s run folder holds; return the checkpoint to resume from, if any.
 
@@ -514,9 +518,18 @@ def train(cfg: TrainConfig, announce: Callable[[str], None] | None = None) -> Tr
 
             disjoint_starts(cfg.env_id, {**hp["env_kwargs"], "split": "validation"})
         run_dir = cfg.run_dir()
-        run_dir.mkdir(parents=True, exist_ok=True)
-        with lock_run_folder(run_dir):  # one training per folder at a time
-            return _train_built(cfg, model, venv, hp, card, announce)
+        for _ in range(_LOCK_TRIES):
+            run_dir.mkdir(parents=True, exist_ok=True)
+            with contextlib.ExitStack() as held:
+                # Another command's output check may remove the new, empty folder between the
+                # mkdir and the lock (it keeps a locked one): then it is made again.
+                try:
+                    held.enter_context(lock_run_folder(run_dir))  # one training per folder
+                except FileNotFoundError:
+                    continue
+                if run_dir.is_dir():
+                    return _train_built(cfg, model, venv, hp, card, announce)
+        raise SpecError(f"{run_dir} keeps disappearing: another process removes it; nothing run")
     finally:
         venv.close()
 
