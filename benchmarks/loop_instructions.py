@@ -11,6 +11,13 @@ start-up are not counted. Instructions are not time (a cache miss costs many), b
 compared on the same shape run the same work, so their ratio shows what a change saved. To
 compare builds, run the script under each (``PYTHONPATH`` pointing at a checkout built in
 place).
+
+``--cache-sim`` also has callgrind simulate the caches (the machine's own sizes, as valgrind
+detects them): first-level data and instruction misses and last-level misses a job, and an
+estimate of cycles a job, ``Ir + 10 * L1 misses + 100 * LL misses`` (KCachegrind's weights).
+A change that saves instructions but touches colder memory (a cache of objects read at
+random, say) shows there as a loss where the instruction count shows a gain; still a model,
+not a clock, but one that does not move with the machine's load.
 """
 
 from __future__ import annotations
@@ -58,8 +65,9 @@ def schedule_symbol(name: str) -> str:
     return f"CPyPy_{cls.__module__.rsplit('.', 1)[-1]}___{cls.__name__}___schedule"
 
 
-def count(key: str, name: str, n: int) -> int:
-    """Instructions callgrind counts inside ``advance`` and ``schedule`` for one loop."""
+def count(key: str, name: str, n: int, cache_sim: bool = False) -> dict[str, int]:
+    """What callgrind counts inside ``advance`` and ``schedule`` for one loop, by event
+    (``Ir``; with ``cache_sim`` also ``D1mr``, ``LLmr``... as valgrind names them)."""
     bench = str(Path(__file__).resolve().parent)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
@@ -68,6 +76,7 @@ def count(key: str, name: str, n: int) -> int:
             "--tool=callgrind",
             f"--callgrind-out-file={out}",
             "--collect-atstart=no",
+            f"--cache-sim={'yes' if cache_sim else 'no'}",
             # Exact names (a wildcard pattern after another one was seen to match nothing).
             f"--toggle-collect={schedule_symbol(name)}",
             "--toggle-collect=CPyPy_engine___EngineCore___advance",
@@ -76,10 +85,19 @@ def count(key: str, name: str, n: int) -> int:
             CHILD.format(bench=bench, key=key, n=n, name=name),
         ]
         subprocess.run(cmd, check=True, capture_output=True, env=os.environ.copy())
-        summary = re.search(r"^summary:\s+(\d+)", out.read_text(), re.MULTILINE)
-        if summary is None:
-            raise SystemExit(f"{out}: no summary line; did valgrind run?")
-        return int(summary.group(1))
+        text = out.read_text()
+        events = re.search(r"^events:\s+(.+)$", text, re.MULTILINE)
+        summary = re.search(r"^summary:\s+(.+)$", text, re.MULTILINE)
+        if events is None or summary is None:
+            raise SystemExit(f"{out}: no events or summary line; did valgrind run?")
+        return dict(zip(events.group(1).split(), map(int, summary.group(1).split()), strict=True))
+
+
+def cycles(c: dict[str, int]) -> int:
+    """KCachegrind's cycle estimate: ``Ir + 10 * L1 misses + 100 * last-level misses``."""
+    l1 = c["I1mr"] + c["D1mr"] + c["D1mw"]
+    ll = c["ILmr"] + c["DLmr"] + c["DLmw"]
+    return c["Ir"] + 10 * l1 + 100 * ll
 
 
 def main() -> int:
@@ -87,18 +105,33 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=5_000, help="first N jobs of each shape")
     parser.add_argument("--schedulers", default="fcfs,easy")
     parser.add_argument("--only", default="", help="comma-separated scale.py shape keys")
+    parser.add_argument(
+        "--cache-sim", action="store_true", help="also cache misses and a cycle estimate"
+    )
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (apt install valgrind)")
     keys = [k for k in args.only.split(",") if k] or [s.key for s in SHAPES]
-    print("| shape | scheduler | jobs | instructions / job |")
-    print("|---|---|---:|---:|")
+    if args.cache_sim:
+        print(
+            "| shape | scheduler | jobs | instructions / job | L1 misses / job "
+            "| LL misses / job | estimated cycles / job |"
+        )
+        print("|---|---|---:|---:|---:|---:|---:|")
+    else:
+        print("| shape | scheduler | jobs | instructions / job |")
+        print("|---|---|---:|---:|")
     for key in keys:
         shape = next(s for s in SHAPES if s.key == key)
         n = min(args.jobs, shape.jobs)
         for name in args.schedulers.split(","):
-            ir = count(key, name, n)
-            print(f"| {key} | {name} | {n:,} | {ir / n:,.0f} |", flush=True)
+            c = count(key, name, n, args.cache_sim)
+            row = f"| {key} | {name} | {n:,} | {c['Ir'] / n:,.0f} |"
+            if args.cache_sim:
+                l1 = c["I1mr"] + c["D1mr"] + c["D1mw"]
+                ll = c["ILmr"] + c["DLmr"] + c["DLmw"]
+                row += f" {l1 / n:,.1f} | {ll / n:,.2f} | {cycles(c) / n:,.0f} |"
+            print(row, flush=True)
     return 0
 
 

@@ -978,6 +978,103 @@ static PyObject *put_floats(PyObject *self, PyObject *const *args, Py_ssize_t na
     Py_RETURN_TRUE;
 }
 
+/* ------------------------------------------------------------------ room for new tasks
+ * `hpcgym.envs.capacity.Capacity.room` without numpy's temporaries: for each task (share s,
+ * memory m) and each cluster, the nodes with room for it, as the engine counts them: idle
+ * (`cpu == 0.0`) when s >= 1, else `cpu <= 1.0 - s + eps`; and `m <= 0.0` or
+ * `mem <= 1.0 - m + eps`. The same double expressions as the numpy version, evaluated left to
+ * right (no contraction), so every comparison, NaN included, comes out alike. */
+
+/* A C-contiguous buffer of 8-byte items of `kind` ('d': float64, 'q': int64), or -1. */
+static int wide_buffer(PyObject *obj, Py_buffer *view, char kind, int writable) {
+    int flags = PyBUF_FORMAT | PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, view, flags) < 0) return -1;
+    const char *f = view->format ? view->format : "";
+    if (*f == '<' || *f == '=' || *f == '@') f++;
+    int ok = view->itemsize == 8 && f[1] == '\0' &&
+             (kind == 'd' ? f[0] == 'd' : (f[0] == 'q' || f[0] == 'l'));
+    if (!ok) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_TypeError, "expected a C-contiguous %s buffer",
+                     kind == 'd' ? "float64" : "int64");
+        return -1;
+    }
+    return 0;
+}
+
+/* room_counts(out, cpu_used, mem_used, share, mem, starts, eps): out[i, c] (int64, tasks x
+ * clusters) = the nodes of cluster c, ids [starts[c], starts[c + 1]) (the last up to the
+ * end), with room for task i. */
+static PyObject *room_counts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "room_counts takes 7 arguments");
+        return NULL;
+    }
+    PyObject *starts = args[5];
+    double eps = PyFloat_AsDouble(args[6]);
+    if (eps == -1.0 && PyErr_Occurred()) return NULL;
+    if (!PyTuple_Check(starts) || PyTuple_GET_SIZE(starts) < 1) {
+        PyErr_SetString(PyExc_TypeError, "room_counts: starts must be a non-empty tuple");
+        return NULL;
+    }
+    Py_buffer b[5];
+    const char kinds[5] = {'q', 'd', 'd', 'd', 'd'};
+    int got = 0;
+    PyObject *result = NULL;
+    for (; got < 5; got++) {
+        if (wide_buffer(args[got], &b[got], kinds[got], got == 0) < 0) goto done;
+    }
+    Py_ssize_t n = b[1].len / 8, tasks = b[3].len / 8, k = PyTuple_GET_SIZE(starts);
+    if (b[2].len / 8 != n || b[4].len / 8 != tasks || b[0].len / 8 != tasks * k) {
+        PyErr_SetString(PyExc_ValueError, "room_counts: the arrays' sizes do not agree");
+        goto done;
+    }
+    Py_ssize_t bound[65], *bounds = bound;
+    if (k + 1 > 65) {
+        bounds = PyMem_Malloc((size_t)(k + 1) * sizeof(Py_ssize_t));
+        if (!bounds) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    for (Py_ssize_t c = 0; c < k; c++) {
+        bounds[c] = PyLong_AsSsize_t(PyTuple_GET_ITEM(starts, c));
+        if (bounds[c] == -1 && PyErr_Occurred()) goto free_bounds;
+    }
+    bounds[k] = n;
+    for (Py_ssize_t c = 0; c < k; c++) {
+        if (bounds[c] < 0 || bounds[c] > bounds[c + 1]) {
+            PyErr_SetString(PyExc_ValueError, "room_counts: starts must ascend within the nodes");
+            goto free_bounds;
+        }
+    }
+    {
+        long long *out = (long long *)b[0].buf;
+        const double *cpu = (const double *)b[1].buf, *mem_used = (const double *)b[2].buf;
+        const double *share = (const double *)b[3].buf, *mem = (const double *)b[4].buf;
+        for (Py_ssize_t i = 0; i < tasks; i++) {
+            double s = share[i], m = mem[i];
+            double cpu_room = 1.0 - s + eps, mem_room = 1.0 - m + eps;
+            int whole = s >= 1.0, no_mem = m <= 0.0;
+            for (Py_ssize_t c = 0; c < k; c++) {
+                long long count = 0;
+                for (Py_ssize_t j = bounds[c]; j < bounds[c + 1]; j++) {
+                    int fits = whole ? cpu[j] == 0.0 : cpu[j] <= cpu_room;
+                    count += fits && (no_mem || mem_used[j] <= mem_room);
+                }
+                out[i * k + c] = count;
+            }
+        }
+    }
+    result = Py_None;
+    Py_INCREF(result);
+free_bounds:
+    if (bounds != bound) PyMem_Free(bounds);
+done:
+    for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
+    return result;
+}
+
 /* ------------------------------------------------------------------ episode summary
  * The per-job statistics of an episode summary (`hpcgym.sim.metrics.summary_of`) without the
  * numpy table: the same elementwise expressions in double, and numpy's sum of a contiguous
@@ -1122,6 +1219,10 @@ static PyMethodDef methods[] = {
      "width; then, for a column other than -1, out[i, since] = x / (x + scale) with "
      "x = now - since_values[rows[i]], out[i, until] = y / (y + scale) where y = "
      "until_values[rows[i]] - now is positive, else 0."},
+    {"room_counts", (PyCFunction)(void (*)(void))room_counts, METH_FASTCALL,
+     "room_counts(out, cpu_used, mem_used, share, mem, starts, eps) -> None\n\n"
+     "out[i, c] = the nodes of cluster c (ids from starts[c] to the next start) with room for "
+     "a task of (share[i], mem[i]), as hpcgym.envs.capacity counts them."},
     {"put_floats", (PyCFunction)(void (*)(void))put_floats, METH_FASTCALL,
      "put_floats(out, offset, values) -> bool\n\n"
      "out.flat[offset + i] = values[i] on a C-contiguous float32 array, for a tuple of floats "

@@ -51,3 +51,12 @@ def column_stats(
     tau: float,
 ) -> tuple[float, ...] | None: ...
 def put_floats(out: object, offset: int, values: tuple[float, ...]) -> bool: ...
+def room_counts(
+    out: Any,
+    cpu_used: Any,
+    mem_used: Any,
+    share: Any,
+    mem: Any,
+    starts: tuple[int, ...],
+    eps: float,
+) -> None: ...

@@ -250,13 +250,8 @@ static PyObject *IdleRuns_give_runs(IdleRuns *s, PyObject *runs) {
     return PyLong_FromLongLong(given);
 }
 
-static PyObject *IdleRuns_occupy(IdleRuns *s, PyObject *const *args, Py_ssize_t nargs) {
-    long long a, b;
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "occupy(a, b) takes two ids");
-        return NULL;
-    }
-    if (as_ll(args[0], &a) < 0 || as_ll(args[1], &b) < 0) return NULL;
+/* Nodes [a, b), all idle (so inside one run), become busy; -1 (ValueError) if they are not. */
+static int runs_occupy(IdleRuns *s, long long a, long long b) {
     /* The run holding a: bisect_right over the lo's, minus one. */
     Py_ssize_t i = 0, j = s->n;
     while (i < j) {
@@ -267,7 +262,7 @@ static PyObject *IdleRuns_occupy(IdleRuns *s, PyObject *const *args, Py_ssize_t 
     i -= 1;
     if (i < 0 || b > HI(s, i) || a >= b) {
         PyErr_Format(PyExc_ValueError, "ids [%lld, %lld) are not all idle", a, b);
-        return NULL;
+        return -1;
     }
     long long c = LO(s, i), d = HI(s, i);
     if (c == a) {
@@ -277,12 +272,116 @@ static PyObject *IdleRuns_occupy(IdleRuns *s, PyObject *const *args, Py_ssize_t 
         HI(s, i) = a;
     } else {
         HI(s, i) = a;
-        if (runs_open(s, i + 1) < 0) return NULL;
+        if (runs_open(s, i + 1) < 0) return -1;
         LO(s, i + 1) = b;
         HI(s, i + 1) = d;
     }
+    return 0;
+}
+
+static PyObject *IdleRuns_occupy(IdleRuns *s, PyObject *const *args, Py_ssize_t nargs) {
+    long long a, b;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "occupy(a, b) takes two ids");
+        return NULL;
+    }
+    if (as_ll(args[0], &a) < 0 || as_ll(args[1], &b) < 0) return NULL;
+    if (runs_occupy(s, a, b) < 0) return NULL;
     Py_RETURN_NONE;
 }
+
+static int cmp_ids(const void *a, const void *b) {
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* The ids of `obj` (an int64 buffer, else any sequence of ints), sorted, in a new array of
+ * `*n`; NULL with an exception set on failure. */
+static long long *sorted_ids(PyObject *obj, Py_ssize_t *n) {
+    long long *ids = NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) == 0) {
+        const char *f = view.format ? view.format : "";
+        if (*f == '<' || *f == '=' || *f == '@') f++;
+        if (view.itemsize == 8 && (f[0] == 'q' || f[0] == 'l') && f[1] == '\0') {
+            *n = view.len / 8;
+            ids = PyMem_Malloc((size_t)(*n ? *n : 1) * sizeof(long long));
+            if (ids) memcpy(ids, view.buf, (size_t)*n * sizeof(long long));
+            PyBuffer_Release(&view);
+            if (!ids) return (long long *)PyErr_NoMemory();
+            goto sort;
+        }
+        PyBuffer_Release(&view);
+    } else {
+        PyErr_Clear();
+    }
+    PyObject *seq = PySequence_Fast(obj, "ids must be an int64 array or a sequence of ints");
+    if (!seq) return NULL;
+    *n = PySequence_Fast_GET_SIZE(seq);
+    ids = PyMem_Malloc((size_t)(*n ? *n : 1) * sizeof(long long));
+    if (!ids) {
+        Py_DECREF(seq);
+        return (long long *)PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < *n; i++) {
+        PyObject *x = PyNumber_Index(PySequence_Fast_GET_ITEM(seq, i));
+        ids[i] = x ? PyLong_AsLongLong(x) : -1;
+        Py_XDECREF(x);
+        if (ids[i] == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            PyMem_Free(ids);
+            return NULL;
+        }
+    }
+    Py_DECREF(seq);
+sort:
+    for (Py_ssize_t i = 1; i < *n; i++) {
+        if (ids[i - 1] >= ids[i]) {
+            qsort(ids, (size_t)*n, sizeof(long long), cmp_ids);
+            break;
+        }
+    }
+    return ids;
+}
+
+/* give_ids / occupy_ids: the distinct ids of `obj`, any order, as runs, given or occupied. */
+static PyObject *by_ids(IdleRuns *s, PyObject *obj, int give) {
+    Py_ssize_t n = 0;
+    long long *ids = sorted_ids(obj, &n);
+    if (!ids) return NULL;
+    for (Py_ssize_t i = 1; i < n; i++) {
+        if (ids[i] == ids[i - 1]) {
+            PyErr_Format(PyExc_ValueError, "id %lld is given twice", ids[i]);
+            PyMem_Free(ids);
+            return NULL;
+        }
+    }
+    PyObject *result = Py_None;
+    Py_ssize_t start = 0;
+    for (Py_ssize_t i = 0; i < n;) {
+        Py_ssize_t j = i + 1;
+        while (j < n && ids[j] == ids[j - 1] + 1) j++;
+        if (give) {
+            Py_ssize_t at = runs_give(s, start, ids[i], ids[j - 1] + 1);
+            if (at < 0) {
+                result = NULL;
+                break;
+            }
+            start = at > 0 ? at - 1 : 0;
+        } else if (runs_occupy(s, ids[i], ids[j - 1] + 1) < 0) {
+            result = NULL;
+            break;
+        }
+        i = j;
+    }
+    PyMem_Free(ids);
+    Py_XINCREF(result);
+    return result;
+}
+
+static PyObject *IdleRuns_give_ids(IdleRuns *s, PyObject *obj) { return by_ids(s, obj, 1); }
+
+static PyObject *IdleRuns_occupy_ids(IdleRuns *s, PyObject *obj) { return by_ids(s, obj, 0); }
 
 static PyObject *IdleRuns_runs(IdleRuns *s, PyObject *unused) {
     return flat_list(s->r + 2 * s->head, 2 * s->n);
@@ -342,6 +441,10 @@ static PyMethodDef IdleRuns_methods[] = {
      "the nodes given."},
     {"occupy", (PyCFunction)(void (*)(void))IdleRuns_occupy, METH_FASTCALL,
      "Nodes [a, b), all idle (so inside one run), become busy."},
+    {"give_ids", (PyCFunction)IdleRuns_give_ids, METH_O,
+     "Nodes ids (distinct, any order; an int64 array or ints), all busy, become idle."},
+    {"occupy_ids", (PyCFunction)IdleRuns_occupy_ids, METH_O,
+     "Nodes ids (distinct, any order; an int64 array or ints), all idle, become busy."},
     {"runs", (PyCFunction)IdleRuns_runs, METH_NOARGS, "Every idle run, flat [lo0, hi0, ...]."},
     {"__reduce__", (PyCFunction)IdleRuns_reduce, METH_NOARGS, NULL},
     {"__setstate__", (PyCFunction)IdleRuns_setstate, METH_O, NULL},

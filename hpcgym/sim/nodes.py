@@ -260,14 +260,14 @@ class NodePool:
         if mode == WHOLE:
             # Whole-node tasks: the nodes were idle and are now exactly full.
             self.free[cluster] -= nodes.size
-            occupy_ids(self.idle[cluster], nodes)
+            self.idle[cluster].occupy_ids(nodes)
             used[nodes] = 1.0
             if mem:
                 self.mem_used[nodes] = mem
         elif mode == UNIQUE:
             taken = nodes[used[nodes] == 0.0]
             self.free[cluster] -= taken.size
-            occupy_ids(self.idle[cluster], taken)
+            self.idle[cluster].occupy_ids(taken)
             used[nodes] += cpu
             if mem:
                 self.mem_used[nodes] += mem
@@ -275,7 +275,7 @@ class NodePool:
             distinct = np.unique(nodes)
             taken = distinct[used[distinct] == 0.0]
             self.free[cluster] -= taken.size
-            occupy_ids(self.idle[cluster], taken)
+            self.idle[cluster].occupy_ids(taken)
             np.add.at(used, nodes, cpu)
             if mem:
                 np.add.at(self.mem_used, nodes, mem)
@@ -291,7 +291,7 @@ class NodePool:
             if mem:
                 self.mem_used[nodes] = 0.0
             self.free[cluster] += nodes.size
-            give_ids(self.idle[cluster], nodes)
+            self.idle[cluster].give_ids(nodes)
             return
         if mode == UNIQUE:
             used[nodes] -= cpu
@@ -308,7 +308,7 @@ class NodePool:
             used[emptied] = 0.0
             self.mem_used[emptied] = 0.0
             self.free[cluster] += int(emptied.size)
-            give_ids(self.idle[cluster], emptied)
+            self.idle[cluster].give_ids(emptied)
 
 
 def _read_only_ones(size: int) -> np.ndarray:
@@ -473,6 +473,12 @@ class Runs(Protocol):
     def occupy(self, a: int, b: int) -> None:
         """Nodes ``[a, b)``, all idle (so inside one run), become busy."""
 
+    def give_ids(self, ids: np.ndarray) -> None:
+        """Nodes ``ids`` (distinct, any order), all busy, become idle."""
+
+    def occupy_ids(self, ids: np.ndarray) -> None:
+        """Nodes ``ids`` (distinct, any order), all idle, become busy."""
+
     def runs(self) -> list[int]:
         """Every idle run, flat."""
 
@@ -589,6 +595,18 @@ class PyIdleRuns:
             lo.insert(i + 1, b)
             hi.insert(i + 1, d)
 
+    def give_ids(self, ids: np.ndarray) -> None:
+        """See ``Runs``."""
+        runs = runs_of_ids(ids)
+        for i in range(0, len(runs), 2):
+            self.give(runs[i], runs[i + 1])
+
+    def occupy_ids(self, ids: np.ndarray) -> None:
+        """See ``Runs``."""
+        runs = runs_of_ids(ids)
+        for i in range(0, len(runs), 2):
+            self.occupy(runs[i], runs[i + 1])
+
     def runs(self) -> list[int]:
         """See ``Runs``."""
         out: list[int] = []
@@ -619,20 +637,6 @@ def first_ids(idle: Runs, k: int) -> np.ndarray:
 def idle_ids(idle: Runs) -> np.ndarray:
     """Every idle id of ``idle``, ascending (a new array)."""
     return ids_of_runs(idle.runs())
-
-
-def give_ids(idle: Runs, ids: np.ndarray) -> None:
-    """Nodes ``ids`` (distinct, any order), all busy, become idle."""
-    runs = runs_of_ids(ids)
-    for i in range(0, len(runs), 2):
-        idle.give(runs[i], runs[i + 1])
-
-
-def occupy_ids(idle: Runs, ids: np.ndarray) -> None:
-    """Nodes ``ids`` (distinct, any order), all idle, become busy."""
-    runs = runs_of_ids(ids)
-    for i in range(0, len(runs), 2):
-        idle.occupy(runs[i], runs[i + 1])
 
 
 SLICE_RUN: Final = 64

@@ -28,10 +28,8 @@ from hpcgym.sim.nodes import (
     NodePool,
     PyIdleRuns,
     first_ids,
-    give_ids,
     idle_ids,
     ids_of_runs,
-    occupy_ids,
     runs_of_ids,
     set_runs,
 )
@@ -76,6 +74,12 @@ class ScanRuns(IdleRuns):  # type: ignore[misc,valid-type]
         return sum(runs[i + 1] - runs[i] for i in range(0, len(runs), 2))
 
     def occupy(self, a: int, b: int) -> None:
+        pass
+
+    def give_ids(self, ids: np.ndarray) -> None:
+        pass
+
+    def occupy_ids(self, ids: np.ndarray) -> None:
         pass
 
 
@@ -201,7 +205,7 @@ def test_runs_place_as_the_per_node_scan_did(state: Any, seed: int) -> None:
 def test_runs_take_give_and_occupy_like_a_set(kind: Any, ids: set[int], n: int) -> None:
     runs = kind(0, 301)
     busy = np.array(sorted(ids), dtype=np.int64)
-    occupy_ids(runs, busy)
+    runs.occupy_ids(busy)
     idle = sorted(set(range(301)) - ids)
     assert idle_ids(runs).tolist() == idle
     assert first_ids(runs, n).tolist() == idle[:n]
@@ -210,18 +214,20 @@ def test_runs_take_give_and_occupy_like_a_set(kind: Any, ids: set[int], n: int) 
         taken = np.arange(front, front + n) if front >= 0 else ids_of_runs(runs.take_runs(n))
         assert taken.tolist() == idle[:n]
         assert idle_ids(runs).tolist() == idle[n:]
-        give_ids(runs, np.array(idle[:n][::-1], dtype=np.int64))
+        runs.give_ids(np.array(idle[:n][::-1], dtype=np.int64))
     else:
         with pytest.raises(ValueError, match=f"{n} idle ids wanted, {len(idle)} idle"):
             runs.take_runs(n)
         assert idle_ids(runs).tolist() == idle  # refused: nothing taken
-    give_ids(runs, busy)
+    runs.give_ids(busy)
     assert runs.lo == [0] and runs.hi == [301]
 
 
 OPS = st.lists(
     st.tuples(
-        st.sampled_from(["take_front", "take_runs", "first_runs", "give", "occupy", "pickle"]),
+        st.sampled_from(
+            ["take_front", "take_runs", "first_runs", "give", "occupy", "pickle", "ids"]
+        ),
         st.integers(0, 600),
         st.integers(1, 80),
     ),
@@ -266,8 +272,25 @@ def test_built_runs_answer_as_the_python_ones(width: int, ops: list[tuple[str, i
             held.append((a, b))
         elif op == "pickle":
             built = pickle.loads(pickle.dumps(built))
+        elif op == "ids":
+            # Ids in any order, as arrays or lists: some held runs given back, then as many
+            # idle ids occupied (``NodePool.add`` and ``remove`` with a job's node array).
+            rng = random.Random(at)
+            back = [held.pop(rng.randrange(len(held))) for _ in range(min(k % 4, len(held)))]
+            ids = [x for a, b in back for x in range(a, b)]
+            rng.shuffle(ids)
+            built.give_ids(np.array(ids, dtype=np.int64))
+            python.give_ids(np.array(ids, dtype=np.int64))
+            free = ids_of_runs(python.runs()).tolist()
+            taken = rng.sample(free, min(k, len(free)))
+            built.occupy_ids(taken)
+            python.occupy_ids(np.array(taken, dtype=np.int64))
+            runs = runs_of_ids(np.array(taken, dtype=np.int64))
+            held += [(runs[i], runs[i + 1]) for i in range(0, len(runs), 2)]
         assert built.runs() == python.runs(), (op, at, k)
         assert built.lo == python.lo and built.hi == python.hi
+    with pytest.raises(ValueError, match="given twice"):
+        built.give_ids(np.array([5, 5], dtype=np.int64))
     # Everything given back, in one pass per job's ascending runs: the whole range again.
     held.sort()
     mine = [x for ab in held for x in ab]
@@ -286,8 +309,8 @@ def test_give_runs_is_give_run_by_run(kind: Any, ids: set[int], pick: int) -> No
     and counts the nodes."""
     one, other = kind(0, 301), kind(0, 301)
     busy = np.array(sorted(ids), dtype=np.int64)
-    occupy_ids(one, busy)
-    occupy_ids(other, busy)
+    one.occupy_ids(busy)
+    other.occupy_ids(busy)
     runs = runs_of_ids(busy)
     # A job's holding: an ascending subset of the busy runs (what it holds is busy), chosen
     # at random from ``pick``.
