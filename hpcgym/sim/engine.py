@@ -107,6 +107,11 @@ class Event:
         return (self.time, self.prio, self.seq)
 
 
+def _submit_order(job: Job) -> tuple[float, int]:
+    """A job's place in submission order: its submission time, then its id."""
+    return (job.spec.submit, job._id)
+
+
 def _before(a: Event, b: Event) -> bool:
     """``a.key() < b.key()``, without the tuples."""
     if a.time != b.time:
@@ -910,7 +915,13 @@ class EngineCore:
         return self._kill_on_walltime and job._walltime is not None
 
     def _stall_message(self) -> str:
-        stuck = [j for j in self._order if j._state not in (_COMPLETED, _KILLED, _REJECTED)]
+        # Every job is submitted by now (a stall waits on no submission): the unfinished ones
+        # are those queued, running and suspended, not a scan of the whole workload (the env
+        # meets stalls at many decision points of evolving workloads and forces a decision).
+        stuck = sorted(
+            [*self._queue.values(), *self._running.values(), *self._suspended.values()],
+            key=_submit_order,
+        )
         shown = ", ".join(f"{j.spec.id} ({j._state.value})" for j in stuck[:10])
         more = f" and {len(stuck) - 10} more" if len(stuck) > 10 else ""
         return (

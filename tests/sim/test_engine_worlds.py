@@ -568,6 +568,27 @@ def test_stalled_with_a_suspended_job(build):
         sim.advance()
 
 
+def test_the_stall_message_lists_the_unfinished_jobs_in_submission_order(build):
+    """Queued, suspended and (stuck) running jobs, finished ones left out; the first ten in
+    submission order, then how many more."""
+    specs = [build.rigid(100 - i, float(i), 1.0, 1) for i in range(14)]  # ids fall as time goes
+    sim = Simulator(Platform.single(2), specs)
+    while sim.now < 13.0:
+        assert sim.advance()
+        if sim.now == 0.0:
+            sim.start(100)  # completes at 1.0: not listed
+        if sim.now == 2.0:
+            sim.start(98)
+            sim.suspend(98)
+    with pytest.raises(StalledError) as raised:
+        sim.advance()
+    text = str(raised.value)
+    assert "13 jobs are unfinished" in text
+    shown = [int(x.split(" ")[0]) for x in text.split(": ", 1)[1].split(". ")[0].split(", ")]
+    assert shown[:10] == [99, 98, 97, 96, 95, 94, 93, 92, 91, 90]
+    assert "(suspended)" in text and "(queued)" in text and text.count("and 3 more") == 1
+
+
 def test_stalled_with_ticks_after_two_idle_ticks(build):
     # With ticks, the engine wakes the scheduler once more (t = 5) and then gives up at the
     # next tick (t = 10) when no command was issued in between.
