@@ -597,13 +597,13 @@ class PyIdleRuns:
 
     def give_ids(self, ids: np.ndarray) -> None:
         """See ``Runs``."""
-        runs = runs_of_ids(ids)
+        runs = _distinct_runs(ids)
         for i in range(0, len(runs), 2):
             self.give(runs[i], runs[i + 1])
 
     def occupy_ids(self, ids: np.ndarray) -> None:
         """See ``Runs``."""
-        runs = runs_of_ids(ids)
+        runs = _distinct_runs(ids)
         for i in range(0, len(runs), 2):
             self.occupy(runs[i], runs[i + 1])
 
@@ -614,6 +614,19 @@ class PyIdleRuns:
             out.append(a)
             out.append(b)
         return out
+
+
+def _distinct_runs(ids: Any) -> list[int]:
+    """``runs_of_ids`` of ``ids`` (an array or a sequence of ints), which must be distinct.
+
+    Raises:
+        ValueError: An id is given twice (nothing changed).
+    """
+    arr = np.sort(np.asarray(ids, dtype=np.int64))
+    twice = np.flatnonzero(arr[1:] == arr[:-1])
+    if twice.size:
+        raise ValueError(f"id {int(arr[twice[0]])} is given twice")
+    return runs_of_ids(arr)
 
 
 def _idle_runs_type() -> Any:
