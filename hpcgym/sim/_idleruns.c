@@ -190,7 +190,10 @@ static PyObject *IdleRuns_take_front(IdleRuns *s, PyObject *arg) {
 }
 
 /* Shared by take_runs and first_runs: the runs of the k lowest idle ids, taken or not. */
-static PyObject *lowest(IdleRuns *s, PyObject *arg, int take) {
+/* The k lowest idle ids' runs (taken if `take`), as a flat list of ints, or, if `packed`, as
+ * bytes: native int64 pairs lo, hi (one object, no int per bound: a job's runs, kept from its
+ * start to its end). */
+static PyObject *lowest(IdleRuns *s, PyObject *arg, int take, int packed) {
     long long k, small[8];
     if (as_ll(arg, &k) < 0) return NULL;
     if (k < 0) {
@@ -203,7 +206,10 @@ static PyObject *lowest(IdleRuns *s, PyObject *arg, int take) {
         if (!buf) return PyErr_NoMemory();
     }
     Py_ssize_t full = 0, m = runs_lowest(s, k, buf, &full, take);
-    PyObject *out = m < 0 ? NULL : flat_list(buf, m);
+    PyObject *out = m < 0   ? NULL
+                    : packed ? PyBytes_FromStringAndSize((const char *)buf,
+                                                         m * (Py_ssize_t)sizeof(long long))
+                             : flat_list(buf, m);
     if (out && take) {
         /* The runs wholly taken go from the front; a partly taken one keeps its top. */
         s->head += full;
@@ -215,9 +221,13 @@ static PyObject *lowest(IdleRuns *s, PyObject *arg, int take) {
     return out;
 }
 
-static PyObject *IdleRuns_take_runs(IdleRuns *s, PyObject *arg) { return lowest(s, arg, 1); }
+static PyObject *IdleRuns_take_runs(IdleRuns *s, PyObject *arg) { return lowest(s, arg, 1, 0); }
 
-static PyObject *IdleRuns_first_runs(IdleRuns *s, PyObject *arg) { return lowest(s, arg, 0); }
+static PyObject *IdleRuns_take_packed(IdleRuns *s, PyObject *arg) {
+    return lowest(s, arg, 1, 1);
+}
+
+static PyObject *IdleRuns_first_runs(IdleRuns *s, PyObject *arg) { return lowest(s, arg, 0, 0); }
 
 static PyObject *IdleRuns_give(IdleRuns *s, PyObject *const *args, Py_ssize_t nargs) {
     long long a, b;
@@ -245,6 +255,26 @@ static PyObject *IdleRuns_give_runs(IdleRuns *s, PyObject *runs) {
         if (i < 0) return NULL;
         given += b - a;
         /* The run just given is at i - 1 or i; the next one (ascending) lies after it. */
+        start = i > 0 ? i - 1 : 0;
+    }
+    return PyLong_FromLongLong(given);
+}
+
+static PyObject *IdleRuns_give_packed(IdleRuns *s, PyObject *runs) {
+    if (!PyBytes_Check(runs) || PyBytes_GET_SIZE(runs) % (2 * (Py_ssize_t)sizeof(long long))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "give_packed takes bytes of native int64 pairs lo, hi (take_packed's)");
+        return NULL;
+    }
+    const char *data = PyBytes_AS_STRING(runs);
+    Py_ssize_t len = PyBytes_GET_SIZE(runs) / (Py_ssize_t)sizeof(long long), start = 0;
+    long long given = 0;
+    for (Py_ssize_t r = 0; r + 1 < len; r += 2) {
+        long long ab[2];
+        memcpy(ab, data + r * sizeof(long long), sizeof ab); /* no alignment assumed */
+        Py_ssize_t i = runs_give(s, start, ab[0], ab[1]);
+        if (i < 0) return NULL;
+        given += ab[1] - ab[0];
         start = i > 0 ? i - 1 : 0;
     }
     return PyLong_FromLongLong(given);
@@ -432,6 +462,10 @@ static PyMethodDef IdleRuns_methods[] = {
     {"take_runs", (PyCFunction)IdleRuns_take_runs, METH_O,
      "Take the k lowest idle ids: their runs, flat [lo0, hi0, ...], lowest first.\n\n"
      "Raises ValueError, with nothing taken, when fewer than k ids are idle."},
+    {"take_packed", (PyCFunction)IdleRuns_take_packed, METH_O,
+     "take_runs, the runs as bytes of native int64 pairs lo, hi (one object)."},
+    {"give_packed", (PyCFunction)IdleRuns_give_packed, METH_O,
+     "give_runs of take_packed's bytes; returns the nodes given."},
     {"first_runs", (PyCFunction)IdleRuns_first_runs, METH_O,
      "The runs of the k lowest idle ids (at most as many as there are), flat; nothing taken."},
     {"give", (PyCFunction)(void (*)(void))IdleRuns_give, METH_FASTCALL,

@@ -9,14 +9,14 @@ from typing import Final
 import numpy as np
 from mypy_extensions import mypyc_attr
 
-from hpcgym.sim.nodes import ids_of_runs
+from hpcgym.sim.nodes import ids_of_runs, unpack_runs
 from hpcgym.sim.spec import JobKind, JobSpec
 
 _EMPTY_INT: Final = np.empty(0, dtype=np.int64)
 _EMPTY_INT.flags.writeable = False
 _EMPTY_FLOAT: Final = np.empty(0)
 _EMPTY_FLOAT.flags.writeable = False
-_NO_RUNS: Final[list[int]] = []
+_NO_RUNS: Final = b""
 """A job's ``_runs`` when its nodes are not known as runs (never mutated)."""
 
 
@@ -178,7 +178,7 @@ class Job:
         the job's, its values are not ids, so every reader of the ids goes through here.
         """
         if self._lazy_ids:
-            self._nodes = ids_of_runs(self._runs)
+            self._nodes = ids_of_runs(unpack_runs(self._runs))
             self._lazy_ids = False
         return self._nodes
 

@@ -88,7 +88,7 @@ class NodePool:
             for job in lazy:
                 if job._cpu_lazy:
                     job._cpu_lazy = False
-                    runs: list[int] = job._runs
+                    runs = unpack_runs(job._runs)
                     for i in range(0, len(runs), 2):
                         used[runs[i] : runs[i + 1]].fill(1.0)
             lazy.clear()
@@ -174,19 +174,20 @@ class NodePool:
             return np.concatenate([ids[runs[i] : runs[i + 1]] for i in range(0, len(runs), 2)])
         return ids_of_runs(runs)
 
-    def release_runs(self, cluster: int, runs: list[int], written: bool) -> None:
-        """Free the whole-node tasks (no memory held) of a job, the runs ``runs`` (flat).
+    def release_runs(self, cluster: int, runs: bytes, written: bool) -> None:
+        """Free the whole-node tasks (no memory held) of a job, its packed runs ``runs``.
 
         ``written``: whether the holding was written to ``cpu_used`` (else nothing to clear).
         """
         idle = self.idle[cluster]
         if written:
             used = self.cpu_used
-            for i in range(0, len(runs), 2):
-                used[runs[i] : runs[i + 1]].fill(0.0)
-        # The count as a shared Python int (``box``): no new object per end.
+            bounds = unpack_runs(runs)
+            for i in range(0, len(bounds), 2):
+                used[bounds[i] : bounds[i + 1]].fill(0.0)
+        # The count as a shared Python int (``box``) when small: no new object per end.
         free = cast("list[object]", self.free)
-        free[cluster] = box(cast(int, free[cluster]) + idle.give_runs(runs))
+        free[cluster] = box(cast(int, free[cluster]) + idle.give_packed(runs))
 
     def cluster_fitting(self, size: int, cpu: float, mem: float) -> int:
         """The first cluster in which ``size`` tasks fit one per node, or -1."""
@@ -407,8 +408,12 @@ def placement_mode(nodes: np.ndarray, cpu: np.ndarray) -> int:
     return WHOLE if cpu.min() >= 1.0 else UNIQUE
 
 
-BOXED_IDS: Final = 1 << 18
-"""Counts below this are kept as Python ints made once (``box``)."""
+BOXED_IDS: Final = 1 << 12
+"""Counts below this are kept as Python ints made once (``box``). Small on purpose: the table
+is read at random (a count jumps by a job's size), and 4,096 ints (128 KB) stay in the CPU's
+caches. Above it, a new int from the allocator's free list costs less than a miss on a cold
+one: on 100,000 nodes the event loop ran FCFS about 15% faster with a 4,096 cap than with a
+table of every count (``benchmarks/RESULTS.md``, issue 43's tenth slice)."""
 _BOXED: Final[list[object]] = []
 
 
@@ -460,6 +465,12 @@ class Runs(Protocol):
         Raises:
             ValueError: Fewer than ``k`` ids are idle (nothing taken).
         """
+
+    def take_packed(self, k: int) -> bytes:
+        """``take_runs``, the runs packed (``pack_runs``): what a job keeps until it ends."""
+
+    def give_packed(self, runs: bytes) -> int:
+        """``give_runs`` of packed runs (``take_packed``'s); returns the nodes given."""
 
     def first_runs(self, k: int) -> list[int]:
         """The runs of the ``k`` lowest idle ids (at most as many as there are); nothing taken."""
@@ -524,6 +535,16 @@ class PyIdleRuns:
         del lo[:full]
         del hi[:full]
         return taken
+
+    def take_packed(self, k: int) -> bytes:
+        """See ``Runs``."""
+        return pack_runs(self.take_runs(k))
+
+    def give_packed(self, runs: object) -> int:
+        """See ``Runs``."""
+        if not isinstance(runs, bytes) or len(runs) % 16:
+            raise TypeError("give_packed takes bytes of native int64 pairs lo, hi")
+        return self.give_runs(unpack_runs(runs))
 
     def first_runs(self, k: int) -> list[int]:
         """See ``Runs``."""
@@ -614,6 +635,19 @@ class PyIdleRuns:
             out.append(a)
             out.append(b)
         return out
+
+
+def pack_runs(runs: list[int]) -> bytes:
+    """Runs ``[lo0, hi0, lo1, hi1, ...]`` packed as native int64s: how a job keeps its runs
+    from start to end (one object; a list would hold a Python int per bound, made at the start
+    and freed at the end)."""
+    return np.array(runs, dtype=np.int64).tobytes()
+
+
+def unpack_runs(packed: bytes) -> list[int]:
+    """``pack_runs``'s runs as a flat list of ints again."""
+    runs: list[int] = np.frombuffer(packed, dtype=np.int64).tolist()
+    return runs
 
 
 def _distinct_runs(ids: Any) -> list[int]:

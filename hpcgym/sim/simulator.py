@@ -25,6 +25,7 @@ from hpcgym.sim.nodes import (
     UNIQUE,
     WHOLE,
     box,
+    pack_runs,
     placement_mode,
     uniform_share,
     uniform_shares,
@@ -214,7 +215,7 @@ class Simulator(EngineCore):
                 # ids (the C ``IdleRuns`` takes them as runs in one call).
                 # The count as a shared Python int (``box``): no new object per start.
                 cast("list[object]", free)[0] = box(free[0] - k)
-                runs = pool.idle[0].take_runs(k)
+                runs = pool.idle[0].take_packed(k)
                 # The ids are built when read (``Job._ids``), and the CPU array written when
                 # someone reads it (``NodePool.sync``), not here: most jobs end unread.
                 picked = unknown_ids(k)
@@ -227,9 +228,10 @@ class Simulator(EngineCore):
             else:
                 lazy_ids = False
                 try:
-                    picked, runs = pool.take_idle(cluster, k, mem)
+                    picked, taken = pool.take_idle(cluster, k, mem)
                 except CapacityError as e:
                     raise CapacityError(f"job {jid}: {e}") from None
+                runs = pack_runs(taken)
             # The job's nodes as runs of ids: its end frees them slice by slice.
             job._runs = runs
             job._nodes = picked

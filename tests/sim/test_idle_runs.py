@@ -30,8 +30,10 @@ from hpcgym.sim.nodes import (
     first_ids,
     idle_ids,
     ids_of_runs,
+    pack_runs,
     runs_of_ids,
     set_runs,
+    unpack_runs,
 )
 
 IMPLEMENTATIONS = [pytest.param(IdleRuns, id="built"), pytest.param(PyIdleRuns, id="python")]
@@ -64,6 +66,9 @@ class ScanRuns(IdleRuns):  # type: ignore[misc,valid-type]
         assert ids_of_runs(runs).tolist() == ids
         return runs
 
+    def take_packed(self, k: int) -> bytes:
+        return pack_runs(self.take_runs(k))
+
     def first_runs(self, k: int) -> list[int]:
         return runs_of_ids(self._scan(k))
 
@@ -72,6 +77,9 @@ class ScanRuns(IdleRuns):  # type: ignore[misc,valid-type]
 
     def give_runs(self, runs: list[int]) -> int:
         return sum(runs[i + 1] - runs[i] for i in range(0, len(runs), 2))
+
+    def give_packed(self, runs: bytes) -> int:
+        return self.give_runs(unpack_runs(runs))
 
     def occupy(self, a: int, b: int) -> None:
         pass
@@ -226,7 +234,8 @@ def test_runs_take_give_and_occupy_like_a_set(kind: Any, ids: set[int], n: int) 
 OPS = st.lists(
     st.tuples(
         st.sampled_from(
-            ["take_front", "take_runs", "first_runs", "give", "occupy", "pickle", "ids"]
+            ["take_front", "take_runs", "take_packed", "first_runs", "give", "occupy", "pickle"]
+            + ["ids"]
         ),
         st.integers(0, 600),
         st.integers(1, 80),
@@ -246,7 +255,7 @@ def test_built_runs_answer_as_the_python_ones(width: int, ops: list[tuple[str, i
     held: list[tuple[int, int]] = []  # busy runs a job could give back
     for op, at, k in ops:
         idle = python.runs()
-        if op in ("take_front", "take_runs", "first_runs"):
+        if op in ("take_front", "take_runs", "take_packed", "first_runs"):
             results = []
             for runs in (built, python):
                 try:
@@ -259,6 +268,9 @@ def test_built_runs_answer_as_the_python_ones(width: int, ops: list[tuple[str, i
                 held.append((got, got + k))
             elif op == "take_runs" and isinstance(got, list):
                 held += [(got[i], got[i + 1]) for i in range(0, len(got), 2)]
+            elif op == "take_packed" and isinstance(got, bytes):
+                runs = unpack_runs(got)
+                held += [(runs[i], runs[i + 1]) for i in range(0, len(runs), 2)]
         elif op == "give" and held:
             a, b = held.pop(at % len(held))
             built.give(a, b)
@@ -291,10 +303,14 @@ def test_built_runs_answer_as_the_python_ones(width: int, ops: list[tuple[str, i
         assert built.lo == python.lo and built.hi == python.hi
     with pytest.raises(ValueError, match="given twice"):
         built.give_ids(np.array([5, 5], dtype=np.int64))
-    # Everything given back, in one pass per job's ascending runs: the whole range again.
+    # Everything given back, in one pass per job's ascending runs (half as a list, half
+    # packed, as a job's end gives them): the whole range again.
     held.sort()
-    mine = [x for ab in held for x in ab]
-    assert built.give_runs(mine) == python.give_runs(mine) == sum(b - a for a, b in held)
+    half = len(held) // 2
+    mine = [x for ab in held[:half] for x in ab]
+    assert built.give_runs(mine) == python.give_runs(mine) == sum(b - a for a, b in held[:half])
+    packed = pack_runs([x for ab in held[half:] for x in ab])
+    assert built.give_packed(packed) == python.give_packed(packed)
     assert built.runs() == python.runs() == [0, width]
 
 
@@ -422,7 +438,8 @@ def test_a_whole_node_start_is_written_when_read() -> None:
     sim = Simulator(Platform.single(10), [JobSpec(1, 0.0, work=5.0, nodes=4)])
     sim.advance()
     sim.start(1)
-    assert [(job.id, job._runs, job._cpu_lazy) for job in sim.pool.lazy] == [(1, [0, 4], True)]
+    lazy = [(job.id, unpack_runs(job._runs), job._cpu_lazy) for job in sim.pool.lazy]
+    assert lazy == [(1, [0, 4], True)]
     assert not sim.pool.cpu_used.any()  # not written yet
     assert sim.node_cpu_used.tolist() == [1.0] * 4 + [0.0] * 6
     assert not sim.pool.lazy and not sim.jobs[1]._cpu_lazy
@@ -465,3 +482,19 @@ def test_runs_stay_the_idle_nodes_on_a_wide_machine() -> None:
         idle = np.flatnonzero(sim.node_cpu_used == 0.0)
         assert np.array_equal(idle_ids(sim.pool.idle[0]), idle)
     assert all(j.state is JobState.COMPLETED for j in sim.jobs.values())
+
+
+@pytest.mark.parametrize("kind", IMPLEMENTATIONS)
+def test_packed_runs_are_native_int64_pairs(kind: Any) -> None:
+    """A job's packed runs are its runs as int64 pairs, given back as such; anything else is
+    refused with nothing given."""
+    runs = kind(0, 100)
+    runs.occupy(10, 20)
+    packed = runs.take_packed(15)
+    assert unpack_runs(packed) == [0, 10, 20, 25] == np.frombuffer(packed, np.int64).tolist()
+    assert pack_runs(unpack_runs(packed)) == packed and pack_runs([]) == b""
+    for bad in ([0, 10], b"\x00" * 8):
+        with pytest.raises(TypeError, match="int64 pairs"):
+            runs.give_packed(bad)
+    assert runs.runs() == [25, 100]
+    assert runs.give_packed(packed) == 15 and runs.runs() == [0, 10, 20, 100]
