@@ -173,7 +173,12 @@ class EasyBackfill(BaseScheduler):
         """
         queue, by_est, ends, key = self._queue, self._by_est, self._ends, self._key
         full = False
-        for event, job in sim.happened:
+        # ``sim.happened`` read from the engine's own record (kind, job, kind, job...): the
+        # same events, without building the list of pairs at every decision point.
+        events = sim._events
+        for i in range(0, 2 * sim._n_events, 2):
+            event = events[i]
+            job = cast("Job | None", events[i + 1])
             if job is None:
                 # A tick or a wake-up: nothing to follow, but time moved; check every job.
                 full = True

@@ -305,8 +305,14 @@ class EngineCore:
         self._point_time = -math.inf
         self._point_commands = -1
         self._idle_points = 0
-        self.happened: list[tuple[EventType, Job | None]] = []
-        """What happened since the previous decision point, in processing order."""
+        # What happened since the previous decision point (``happened``): kind, job, kind,
+        # job... in the first ``2 * _n_events`` entries of one list reused from point to point
+        # (a list's ``clear`` frees its storage). No list and no tuple is made per event unless
+        # a scheduler reads ``happened`` (FCFS never does).
+        self._events: list[object] = []
+        self._n_events = 0
+        self._happened: list[tuple[EventType, Job | None]] | None = None
+        """``happened`` once built at this decision point (the same list on every read)."""
         # Totals kept current, and their integrals over time (for the episode metrics).
         self._alloc_total = 0.0
         self._useful_total = 0.0
@@ -368,6 +374,45 @@ class EngineCore:
         self._make_views()
 
     # ----------------------------------------------------------------------------- reading
+    @property
+    def happened(self) -> list[tuple[EventType, Job | None]]:
+        """What happened since the previous decision point, in processing order: ``(kind, job)``
+        pairs (``job`` is ``None`` for ticks and wake-ups).
+
+        Built on first read at each decision point; every read at the same point returns the
+        same list, which later events of that point (a command's) are appended to.
+        """
+        view = self._happened
+        if view is None:
+            events = self._events
+            view = [
+                (cast(EventType, events[i]), cast("Job | None", events[i + 1]))
+                for i in range(0, 2 * self._n_events, 2)
+            ]
+            self._happened = view
+        return view
+
+    @happened.setter
+    def happened(self, value: list[tuple[EventType, Job | None]]) -> None:
+        self._events = [x for pair in value for x in pair]
+        self._n_events = len(value)
+        self._happened = value
+
+    def _note(self, kind: EventType, job: Job | None) -> None:
+        """Record that ``kind`` happened (to ``job``) at this decision point."""
+        events = self._events
+        i = 2 * self._n_events
+        if i < len(events):
+            events[i] = kind
+            events[i + 1] = job
+        else:
+            events.append(kind)
+            events.append(job)
+        self._n_events += 1
+        view = self._happened
+        if view is not None:
+            view.append((kind, job))
+
     @property
     def now(self) -> float:
         """Current simulated time in seconds."""
@@ -518,8 +563,8 @@ class EngineCore:
                 d = self._demand_total
                 self.demand_area += (d if d < self._capacity else self._capacity) * dt
                 self._now = t
-            happened: list[tuple[EventType, Job | None]] = []
-            self.happened = happened
+            self._n_events = 0
+            self._happened = None
             while heap:
                 top = heap[0]
                 if top.time != t or top.prio >= _SUBMIT:
@@ -553,16 +598,16 @@ class EngineCore:
                     if job._fits:
                         job._state = _QUEUED
                         cast("dict[object, Job]", queue)[job._key] = job
-                        happened.append((_E_SUBMITTED, job))
+                        self._note(_E_SUBMITTED, job)
                     else:
                         self._n_rejected += 1
                         self._end(job, _REJECTED)
-                        happened.append((_E_REJECTED, job))
+                        self._note(_E_REJECTED, job)
                     if i >= n or subs[i] != t:
                         break
                 self._next_sub = i
             if heap and heap[0].time == t:
-                tick_only = not happened
+                tick_only = not self._n_events
                 while heap and heap[0].time == t:
                     top = pop_event(heap)
                     self._spare.append(top)
@@ -571,8 +616,8 @@ class EngineCore:
                     else:
                         self._wakeups.discard(t)
                         if self._n_ended < n:
-                            happened.append((_E_WAKEUP, None))
-            if happened:
+                            self._note(_E_WAKEUP, None)
+            if self._n_events:
                 self._points += 1
                 if not self._points & _SIGNAL_MASK:
                     # Compiled loops never reach the interpreter's signal check by themselves.
@@ -840,7 +885,7 @@ class EngineCore:
         job._t_last = now
         self._n_completed += 1
         self._end(job, _COMPLETED)
-        self.happened.append((_E_COMPLETED, job))
+        self._note(_E_COMPLETED, job)
 
     def _phase_end(self, job: Job) -> None:
         spec = job.spec
@@ -864,7 +909,7 @@ class EngineCore:
         self._update_demand(job)
         self._set_rate(job)
         self._plan(job)
-        self.happened.append((kind, job))
+        self._note(kind, job)
 
     def _reconf_end(self, job: Job) -> None:
         self._settle(job)
@@ -872,13 +917,13 @@ class EngineCore:
         job._busy_until = math.nan
         self._set_rate(job)
         self._plan(job)
-        self.happened.append((_E_RECONFIGURED, job))
+        self._note(_E_RECONFIGURED, job)
 
     def _kill(self, job: Job) -> None:
         self._settle(job)
         self._n_killed += 1
         self._end(job, _KILLED)
-        self.happened.append((_E_KILLED, job))
+        self._note(_E_KILLED, job)
 
     def _tick(self, tick_only: bool) -> None:
         if self.done:
@@ -908,7 +953,7 @@ class EngineCore:
             # decision points where nothing can happen. Jump to the first tick at or after it.
             nxt = _first_tick_from(nxt, tick, self._sub_times[i])
         self._push(nxt, _TICK, None, 0)
-        self.happened.append((_E_TICK, None))
+        self._note(_E_TICK, None)
 
     def _kill_armed(self, job: Job) -> bool:
         """Whether a walltime kill is pending for a job holding resources."""

@@ -115,3 +115,45 @@ def test_a_pickled_or_copied_simulator_continues_with_the_same_timeline() -> Non
     assert finish(clone) == expected
     assert finish(twin) == expected
     assert clone.result().summary == sim.result().summary
+
+
+def test_happened_is_one_list_per_decision_point_built_when_read() -> None:
+    """``happened`` is built on first read: the same list on every read at one point, kept
+    as it was once the simulation moves on, equal in a pickled copy, and the same events
+    whether or not an earlier point was read."""
+    import pickle
+
+    jobs = [
+        JobSpec(1, 0.0, work=10.0, nodes=2),
+        JobSpec(2, 0.0, work=5.0, nodes=9),  # never fits 4 nodes: rejected at submission
+        JobSpec(3, 10.0, work=1.0, nodes=1),
+    ]
+
+    def episode(read: bool) -> list[list[tuple[EventType, int | None]]]:
+        sim = Simulator(Platform.single(4), jobs)
+        points = []
+        while sim.advance():
+            if read:
+                first = sim.happened
+                assert sim.happened is first
+                copy = pickle.loads(pickle.dumps(sim))
+                assert [(k, j and j.id) for k, j in copy.happened] == [
+                    (k, j and j.id) for k, j in first
+                ]
+            for job_id in list(sim.queue):
+                sim.start(job_id)
+            points.append([(k, None if j is None else j.id) for k, j in sim.happened])
+        return points
+
+    want = [
+        [(EventType.SUBMITTED, 1), (EventType.REJECTED, 2)],
+        [(EventType.COMPLETED, 1), (EventType.SUBMITTED, 3)],
+        [(EventType.COMPLETED, 3)],
+    ]
+    assert episode(read=True) == episode(read=False) == want
+    sim = Simulator(Platform.single(4), jobs)
+    sim.advance()
+    kept = sim.happened
+    sim.start(1)
+    sim.advance()
+    assert [(k, j and j.id) for k, j in kept] == want[0] and sim.happened is not kept
