@@ -376,11 +376,11 @@ class EngineCore:
     # ----------------------------------------------------------------------------- reading
     @property
     def happened(self) -> list[tuple[EventType, Job | None]]:
-        """What happened since the previous decision point, in processing order: ``(kind, job)``
-        pairs (``job`` is ``None`` for ticks and wake-ups).
+        """What happened since the previous decision point, as ``(kind, job)`` pairs.
 
-        Built on first read at each decision point; every read at the same point returns the
-        same list, which later events of that point (a command's) are appended to.
+        In processing order; ``job`` is ``None`` for ticks and wake-ups. Built on first read at
+        each decision point; every read at the same point returns the same list, which later
+        events of that point (a command's) are appended to.
         """
         view = self._happened
         if view is None:

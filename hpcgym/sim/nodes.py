@@ -638,9 +638,11 @@ class PyIdleRuns:
 
 
 def pack_runs(runs: list[int]) -> bytes:
-    """Runs ``[lo0, hi0, lo1, hi1, ...]`` packed as native int64s: how a job keeps its runs
-    from start to end (one object; a list would hold a Python int per bound, made at the start
-    and freed at the end)."""
+    """Runs ``[lo0, hi0, lo1, hi1, ...]`` packed as native int64s.
+
+    How a job keeps its runs from start to end: one object, where a list would hold a Python
+    int per bound, made at the start and freed at the end.
+    """
     return np.array(runs, dtype=np.int64).tobytes()
 
 

@@ -234,8 +234,16 @@ def test_runs_take_give_and_occupy_like_a_set(kind: Any, ids: set[int], n: int) 
 OPS = st.lists(
     st.tuples(
         st.sampled_from(
-            ["take_front", "take_runs", "take_packed", "first_runs", "give", "occupy", "pickle"]
-            + ["ids"]
+            [
+                "take_front",
+                "take_runs",
+                "take_packed",
+                "first_runs",
+                "give",
+                "occupy",
+                "pickle",
+                "ids",
+            ]
         ),
         st.integers(0, 600),
         st.integers(1, 80),
