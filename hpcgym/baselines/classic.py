@@ -75,10 +75,16 @@ class FCFS(BaseScheduler):
             single_cluster(sim, self.name)
         # Method calls, not bound methods kept in locals: compiled, these are native calls.
         # ``_want`` and ``_id``: ``spec.nodes`` and ``id`` kept by the job as native fields.
+        # A subclass (``ShadowSimulator``, say) may override ``start``: only a plain
+        # ``Simulator`` is given the head directly (``start`` without the id's lookup).
+        plain = type(sim) is Simulator
         while (job := sim.queue_head()) is not None and job._want <= free[0]:
-            # ``_key``: the id as the spec's own ``int`` object (``_id`` passed would be boxed
-            # anew); ``Any`` so that nothing converts it on the way.
-            sim.start(cast(Any, job._key))
+            if plain:
+                sim._start_job(job, job._want, None, None, None)
+            else:
+                # ``_key``: the id as the spec's own ``int`` object (``_id`` passed would be
+                # boxed anew); ``Any`` so that nothing converts it on the way.
+                sim.start(cast(Any, job._key))
 
 
 class SJF(BaseScheduler):

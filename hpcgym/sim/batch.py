@@ -136,6 +136,7 @@ def run_batch(sim: EngineCore, scheduler: object) -> SimResult | None:
     sim._now = float(out[9])
     sim._n_ended = n
     sim._next_sub = n
+    sim._s_next = math.inf
     sim._head = n
     sim.happened = []
     sim._alloc_total = sim._useful_total = sim._demand_total = 0.0

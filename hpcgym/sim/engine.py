@@ -281,6 +281,8 @@ class EngineCore:
         """Every job rigid, on whole nodes, without memory (``hpcgym.sim.batch``)."""
         self._sub_times = [s.submit for s in specs]
         self._next_sub = 0
+        self._s_next = specs[0].submit if specs else math.inf
+        """``_sub_times[_next_sub]`` (``inf`` once every job is submitted), a native float."""
         self._head = 0
         self._heap: list[Event] = []
         self._spare: list[Event] = []
@@ -440,8 +442,7 @@ class EngineCore:
     @property
     def next_submission(self) -> float:
         """Time of the next submission (``inf`` when every job is submitted)."""
-        i = self._next_sub
-        return self._sub_times[i] if i < len(self._sub_times) else math.inf
+        return self._s_next
 
     def queued_jobs(self) -> list[Job]:
         """The queued jobs in submission order (``list(queue.values())``), a new list."""
@@ -545,8 +546,7 @@ class EngineCore:
                 top.job = None
                 self._spare.append(top)
             i = self._next_sub
-            # The next submission time, read once (a list item is a boxed float).
-            s_next = subs[i] if i < n else math.inf
+            s_next = self._s_next
             if heap:
                 t = heap[0].time
                 if s_next < t:
@@ -603,7 +603,12 @@ class EngineCore:
                         self._n_rejected += 1
                         self._end(job, _REJECTED)
                         self._note(_E_REJECTED, job)
-                    if i >= n or subs[i] != t:
+                    if i >= n:
+                        self._s_next = math.inf
+                        break
+                    s_next = subs[i]
+                    if s_next != t:
+                        self._s_next = s_next
                         break
                 self._next_sub = i
             if heap and heap[0].time == t:

@@ -10,6 +10,7 @@ decides anything. Every method that would break capacity raises before touching 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from typing import Any, Final, Protocol, cast
 
 import numpy as np
@@ -42,17 +43,19 @@ class NodePool:
     """CPU and memory use of every node of a platform, tracked with numpy arrays."""
 
     __slots__ = (
+        "_idle",
         "bounds",
         "cluster_of",
         "cpu_used",
         "free",
-        "idle",
+        "gives",
         "ids",
         "lazy",
         "lazy_cap",
         "mem_used",
         "platform",
         "single",
+        "take0",
     )
 
     def __init__(self, platform: Platform) -> None:
@@ -68,8 +71,14 @@ class NodePool:
         self.free = [c.nodes for c in platform.clusters]
         """Idle nodes per cluster."""
         _grow_boxes(max(c.nodes for c in platform.clusters) + 1)
-        self.idle: list[Runs] = [IdleRuns(lo, hi) for lo, hi in self.bounds]
-        """Idle node ids per cluster, as runs (the same nodes as ``cpu_used == 0.0``)."""
+        idle: list[Runs] = [IdleRuns(lo, hi) for lo, hi in self.bounds]
+        self._idle = idle
+        # Bound methods, kept: compiled code calls a C extension's method by name otherwise
+        # (a method lookup per call, about as costly as the call's work).
+        self.take0: Callable[[int], bytes] = idle[0].take_packed
+        """``idle[0].take_packed``."""
+        self.gives: list[Callable[[bytes], int]] = [runs.give_packed for runs in idle]
+        """``give_packed`` of each cluster's ``idle``."""
         self.ids = np.arange(n, dtype=np.int64)
         """Every node id (read-only): a run's ids are a slice of it, not a new array."""
         self.ids.flags.writeable = False
@@ -79,6 +88,18 @@ class NodePool:
         list, not a dict: a start appends, an end clears the job's flag, no lookup either way."""
         self.lazy_cap = LAZY_COMPACT
         """Length at which ``compact_lazy`` drops the jobs no longer lazy."""
+
+    @property
+    def idle(self) -> list[Runs]:
+        """Idle node ids per cluster, as runs (the same nodes as ``cpu_used == 0.0``)."""
+        return self._idle
+
+    @idle.setter
+    def idle(self, idle: list[Runs]) -> None:
+        # ``take0`` and ``gives`` follow: they are the new runs' methods.
+        self._idle = idle
+        self.take0 = idle[0].take_packed
+        self.gives = [runs.give_packed for runs in idle]
 
     def sync(self) -> None:
         """Write the lazy holdings' 1.0s to ``cpu_used``; call before reading it."""
@@ -128,7 +149,7 @@ class NodePool:
             CapacityError: Fewer than ``size`` nodes have room.
         """
         if cpu >= 1.0 and mem == 0:
-            found = first_ids(self.idle[cluster], size)
+            found = first_ids(self._idle[cluster], size)
         else:
             found = self._fitting(cluster, cpu, mem)
         if found.size < size:
@@ -150,7 +171,7 @@ class NodePool:
         free = self.free
         if free[cluster] < size:
             raise CapacityError(f"cluster {cluster} has {free[cluster]} idle nodes, {size} needed")
-        runs = self.idle[cluster]
+        runs = self._idle[cluster]
         a = runs.take_front(size)
         free[cluster] -= size
         if a >= 0:
@@ -179,7 +200,6 @@ class NodePool:
 
         ``written``: whether the holding was written to ``cpu_used`` (else nothing to clear).
         """
-        idle = self.idle[cluster]
         if written:
             used = self.cpu_used
             bounds = unpack_runs(runs)
@@ -187,7 +207,7 @@ class NodePool:
                 used[bounds[i] : bounds[i + 1]].fill(0.0)
         # The count as a shared Python int (``box``) when small: no new object per end.
         free = cast("list[object]", self.free)
-        free[cluster] = box(cast(int, free[cluster]) + idle.give_packed(runs))
+        free[cluster] = box(cast(int, free[cluster]) + self.gives[cluster](runs))
 
     def cluster_fitting(self, size: int, cpu: float, mem: float) -> int:
         """The first cluster in which ``size`` tasks fit one per node, or -1."""
@@ -261,14 +281,14 @@ class NodePool:
         if mode == WHOLE:
             # Whole-node tasks: the nodes were idle and are now exactly full.
             self.free[cluster] -= nodes.size
-            self.idle[cluster].occupy_ids(nodes)
+            self._idle[cluster].occupy_ids(nodes)
             used[nodes] = 1.0
             if mem:
                 self.mem_used[nodes] = mem
         elif mode == UNIQUE:
             taken = nodes[used[nodes] == 0.0]
             self.free[cluster] -= taken.size
-            self.idle[cluster].occupy_ids(taken)
+            self._idle[cluster].occupy_ids(taken)
             used[nodes] += cpu
             if mem:
                 self.mem_used[nodes] += mem
@@ -276,7 +296,7 @@ class NodePool:
             distinct = np.unique(nodes)
             taken = distinct[used[distinct] == 0.0]
             self.free[cluster] -= taken.size
-            self.idle[cluster].occupy_ids(taken)
+            self._idle[cluster].occupy_ids(taken)
             np.add.at(used, nodes, cpu)
             if mem:
                 np.add.at(self.mem_used, nodes, mem)
@@ -292,7 +312,7 @@ class NodePool:
             if mem:
                 self.mem_used[nodes] = 0.0
             self.free[cluster] += nodes.size
-            self.idle[cluster].give_ids(nodes)
+            self._idle[cluster].give_ids(nodes)
             return
         if mode == UNIQUE:
             used[nodes] -= cpu
@@ -309,7 +329,7 @@ class NodePool:
             used[emptied] = 0.0
             self.mem_used[emptied] = 0.0
             self.free[cluster] += int(emptied.size)
-            self.idle[cluster].give_ids(emptied)
+            self._idle[cluster].give_ids(emptied)
 
 
 def _read_only_ones(size: int) -> np.ndarray:

@@ -184,8 +184,6 @@ class Simulator(EngineCore):
             self._refuse_start(as_job_id(job_id))
             return
         jid = job._id
-        # The engine's dicts are keyed by the spec's own ``int`` (``Job._key``).
-        key = job._key
         spec = job.spec
         want = job._want
         if cluster is not None:
@@ -199,6 +197,26 @@ class Simulator(EngineCore):
                     f"job {jid} is {spec.kind.value} and starts at {spec.nodes} tasks, not {k}"
                 )
             self._check_size(job, k)
+        self._start_job(job, k, nodes, cpu, cluster)
+
+    def _start_job(
+        self,
+        job: Job,
+        k: int,
+        nodes: ArrayLike | None,
+        cpu: ArrayLike | float | None,
+        cluster: int | None,
+    ) -> None:
+        """``start`` of a queued job at a size its rule allows, the arguments checked.
+
+        The in-package schedulers that know the job (the queue's head, say) call it directly on
+        a plain ``Simulator``: ``start`` without the id's lookup and the arguments' checks.
+        """
+        jid = job._id
+        # The engine's dicts are keyed by the spec's own ``int`` (``Job._key``).
+        key = job._key
+        spec = job.spec
+        want = job._want
         now = self._now
         if nodes is None and cpu is None and job._need == 1.0:
             # The common case, kept short: whole idle nodes, lowest ids first. Same effect as
@@ -215,7 +233,7 @@ class Simulator(EngineCore):
                 # ids (the C ``IdleRuns`` takes them as runs in one call).
                 # The count as a shared Python int (``box``): no new object per start.
                 cast("list[object]", free)[0] = box(free[0] - k)
-                runs = pool.idle[0].take_packed(k)
+                runs = pool.take0(k)
                 # The ids are built when read (``Job._ids``), and the CPU array written when
                 # someone reads it (``NodePool.sync``), not here: most jobs end unread.
                 picked = unknown_ids(k)

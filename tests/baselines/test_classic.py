@@ -117,3 +117,31 @@ def test_ticks_change_no_start(name: str) -> None:
             scheduler.schedule(sim)
         starts.append([sim.jobs[j.id].start_time for j in w.jobs])
     assert starts[0] == starts[1]
+
+
+class _CountingStarts(Simulator):
+    """A ``Simulator`` subclass that overrides ``start`` (as ``ShadowSimulator`` does)."""
+
+    def _init_counts(self) -> None:
+        self.started: list[int] = []
+
+    def start(self, job_id, size=None, **kwargs):  # type: ignore[no-untyped-def]
+        self.started.append(int(job_id))
+        super().start(job_id, size, **kwargs)
+
+
+def test_fcfs_starts_through_an_overridden_start_the_same_schedule() -> None:
+    # On a plain ``Simulator`` FCFS starts the queue's head without ``start``'s lookup; on a
+    # subclass it calls ``start``, which the subclass sees. Same schedule either way.
+    jobs = [rigid(i, float(i % 7) * 3.0, 5.0 + (i * 37) % 23, 1 + (i * 5) % 4) for i in range(60)]
+    plain = Simulator(Platform.single(6), jobs)
+    sub = _CountingStarts(Platform.single(6), jobs)
+    sub._init_counts()
+    fcfs = make("fcfs")
+    for sim in (plain, sub):
+        fcfs.reset()
+        while sim.advance():
+            fcfs.schedule(sim)
+    assert sorted(sub.started) == list(range(60))
+    assert plain.result().jobs.equals(sub.result().jobs)
+    assert plain.result().summary == sub.result().summary

@@ -33,6 +33,7 @@ pytestmark = pytest.mark.skipif(
 _SIM_FIELDS = (
     "_now",
     "_next_sub",
+    "_s_next",
     "_n_ended",
     "_n_completed",
     "_n_killed",

@@ -11,6 +11,7 @@ always be exactly the idle nodes (``tests/conftest.py::check_invariants``).
 from __future__ import annotations
 
 import contextlib
+import pickle
 import random
 from typing import Any
 
@@ -506,3 +507,35 @@ def test_packed_runs_are_native_int64_pairs(kind: Any) -> None:
             runs.give_packed(bad)
     assert runs.runs() == [25, 100]
     assert runs.give_packed(packed) == 15 and runs.runs() == [0, 10, 20, 100]
+
+
+def _bound_to_own_runs(pool: Any) -> bool:
+    """Whether the pool's kept methods (``take0``, ``gives``) are those of the runs it holds."""
+    idle = pool.idle
+    return pool.take0.__self__ is idle[0] and all(
+        g.__self__ is r for g, r in zip(pool.gives, idle, strict=True)
+    )
+
+
+def test_pool_keeps_the_methods_of_the_runs_it_holds() -> None:
+    # The pool calls ``take_packed`` and ``give_packed`` through bound methods it keeps: a
+    # pickled copy, and a pool whose runs are replaced, must call their own runs, not others'.
+    platform = Platform.multi([8, 4])
+    jobs = [JobSpec(id=i, submit=0.0, nodes=2, work=10.0 + i) for i in range(3)]
+    sim = Simulator(platform, jobs)
+    assert _bound_to_own_runs(sim.pool)
+    sim.advance()
+    copy = pickle.loads(pickle.dumps(sim))
+    assert _bound_to_own_runs(copy.pool)
+    copy.start(0)
+    assert copy.pool.idle[0].lo == [2] and sim.pool.idle[0].lo == [0]
+    for jid in (1, 2):
+        copy.start(jid)
+    while copy.advance():
+        pass
+    assert copy.pool.idle[0].lo == [0] and copy.pool.idle[0].hi == [8]
+    pool = sim.pool
+    pool.idle = [PyIdleRuns(lo, hi) for lo, hi in pool.bounds]
+    assert _bound_to_own_runs(pool)
+    sim.start(1)
+    assert pool.idle[0].lo == [2]
