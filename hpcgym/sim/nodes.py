@@ -11,13 +11,18 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from typing import Any, Final, Protocol, cast
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 import numpy as np
 from mypy_extensions import mypyc_attr
 
 from hpcgym.errors import CapacityError, CommandError
 from hpcgym.sim.platform import Platform
+
+if TYPE_CHECKING:
+    # Typed for the compiled build: the loops over ``lazy`` read ``Job``'s native fields.
+    # (``hpcgym.sim.job`` imports this module: no import at run time.)
+    from hpcgym.sim.job import Job
 
 EPS: Final = 1e-9
 """Tolerance of every capacity comparison: shares like 1/3 must fit three times in a node."""
@@ -82,8 +87,8 @@ class NodePool:
         self.ids = np.arange(n, dtype=np.int64)
         """Every node id (read-only): a run's ids are a slice of it, not a new array."""
         self.ids.flags.writeable = False
-        self.lazy: list[Any] = []
-        """Jobs (``hpcgym.sim.Job``) whose whole-node holding was not written to ``cpu_used``
+        self.lazy: list[Job] = []
+        """Jobs whose whole-node holding was not written to ``cpu_used``
         when they started; ``job._cpu_lazy`` says whether it still is not (see ``sync``). A
         list, not a dict: a start appends, an end clears the job's flag, no lookup either way."""
         self.lazy_cap = LAZY_COMPACT
