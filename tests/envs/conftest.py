@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from hpcgym.envs import ClusterEnv
-from hpcgym.sim import Amdahl, FixedCost, JobKind, JobSpec, Platform, SizeRule
+from hpcgym.sim import Amdahl, FixedCost, JobKind, JobSpec, Platform, Simulator, SizeRule
 from hpcgym.workloads import Workload, WorkloadSet, names, register
 
 
@@ -180,7 +180,20 @@ def clone(env: ClusterEnv) -> ClusterEnv:
     return copy
 
 
+def engine_copy(env: ClusterEnv) -> Simulator:
+    """An independent copy of ``env``'s engine, state for state (no replay: far cheaper)."""
+    assert env.sim is not None
+    copy: Simulator = pickle.loads(pickle.dumps(env.sim))
+    return copy
+
+
 @pytest.fixture(scope="session")
 def worlds() -> SimpleNamespace:
-    """``worlds.names``, ``worlds.make(name, **kw)``, ``worlds.policy``, ``worlds.clone``."""
-    return SimpleNamespace(names=list(WORLDS), make=tiny_env, policy=masked_random, clone=clone)
+    """``worlds.names``, ``.make(name, **kw)``, ``.policy``, ``.clone`` and ``.engine_copy``."""
+    return SimpleNamespace(
+        names=list(WORLDS),
+        make=tiny_env,
+        policy=masked_random,
+        clone=clone,
+        engine_copy=engine_copy,
+    )

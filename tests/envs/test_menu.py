@@ -182,15 +182,15 @@ def check_menu(world: str, worlds: SimpleNamespace, seed: int, states: int, **kw
         # "Anything but advance is legal", as the env tracks it to skip trivial points.
         assert env.decision.choice == bool(mask[1:].any())
         for a in range(1, env.action_space.n):
-            direct = worlds.clone(env)
-            assert direct.sim is not None
-            legal = oracle(env, a, direct.sim)
+            # The oracle commands a copy of the engine; ``stepped`` replays the episode.
+            direct = worlds.engine_copy(env)
+            legal = oracle(env, a, direct)
             assert bool(mask[a]) == legal, (world, env.action_labels()[a], env.sim.now)
             stepped = worlds.clone(env)
             _, _, _, _, step_info = stepped.step(a)
             assert stepped.sim is not None
             if legal:
-                assert engine_state(stepped.sim) == engine_state(direct.sim), env.action_labels()[a]
+                assert engine_state(stepped.sim) == engine_state(direct), env.action_labels()[a]
                 assert step_info["invalid_actions"] == info["invalid_actions"]
             else:
                 assert engine_state(stepped.sim) == engine_state(env.sim)

@@ -241,13 +241,14 @@ def check_levels(
         mask = info["action_mask"]
         assert np.array_equal(env.action_masks(), mask)
         for a in range(1, env.action_space.n):
-            direct = worlds.clone(env)
-            legal = level_oracle(env, a, direct.sim)
+            # The oracle commands a copy of the engine; ``stepped`` replays the episode.
+            direct = worlds.engine_copy(env)
+            legal = level_oracle(env, a, direct)
             label = env.action_labels()[a]
             assert bool(mask[a]) == legal, (world, label, env.sim.now)
             stepped = worlds.clone(env)
             stepped.step(a)
-            expected = direct.sim if legal else env.sim
+            expected = direct if legal else env.sim
             assert engine_state(stepped.sim) == engine_state(expected), label
             if not legal:
                 continue
@@ -260,9 +261,7 @@ def check_levels(
             block = label.partition("[")[0]
             if block in ("lend", "reclaim"):
                 seen[block] += 1
-            if block == "coschedule" and engine_state(direct.sim) != engine_state(
-                _first_fit(env, a)
-            ):
+            if block == "coschedule" and engine_state(direct) != engine_state(_first_fit(env, a)):
                 seen["packed"] += 1
         _, _, term, trunc, info = env.step(worlds.policy(info, rng))
         if term or trunc:
