@@ -29,11 +29,23 @@ def _train(path: Path, seed: int) -> None:
     save_agent(model, card_for(model, "maskable_ppo", ENV_ID, KWARGS, seed=seed), path)
 
 
-@pytest.fixture
-def agent_run(tmp_path: Path) -> tuple[Path, Path, str, str]:
-    """A finished run of an agent and fcfs; then the agent retrained in place."""
-    agent = tmp_path / "agent-dir"
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    agent = tmp_path_factory.mktemp("saved") / "agent-dir"
     _train(agent / "agent", seed=0)
+    return agent
+
+
+@pytest.fixture(scope="module")
+def agent_run(saved: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str, str]:
+    """A finished run of an agent and fcfs; then the agent retrained in place.
+
+    Shared by the two tests below, which are refused before anything runs; each checks that the
+    run is still the finished one.
+    """
+    tmp_path = tmp_path_factory.mktemp("changed")
+    agent = tmp_path / "agent-dir"
+    shutil.copytree(saved, agent)  # trained with seed 0
     out = tmp_path / "out"
     sc = scenarios.get("tiny-v0")
     assert run_bench([sc], [str(agent), "fcfs"], out=out, executor="serial", progress=False) == 0
@@ -58,6 +70,7 @@ def test_from_refuses_an_agent_whose_weights_changed(agent_run, tmp_path, capsys
     assert f"agent {agent}" in err and old in err and new in err
     assert "without --from" in err and "restore" in err
     assert not (tmp_path / "again").exists()
+    assert json.loads((folder / "run.json").read_text())["status"] == "complete"
 
 
 def test_resume_refuses_an_agent_whose_weights_changed(agent_run):
@@ -73,9 +86,9 @@ def test_resume_refuses_an_agent_whose_weights_changed(agent_run):
     assert json.loads((folder / "run.json").read_text())["status"] == "complete"
 
 
-def test_unchanged_weights_repeat_as_before(tmp_path, capsys):
+def test_unchanged_weights_repeat_as_before(saved, tmp_path, capsys):
     agent = tmp_path / "agent-dir"
-    _train(agent / "agent", seed=0)
+    shutil.copytree(saved, agent)  # trained with seed 0
     sc = scenarios.get("tiny-v0")
     first = tmp_path / "a"
     assert run_bench([sc], [str(agent)], run_dir=first, executor="serial", progress=False) == 0
@@ -83,13 +96,6 @@ def test_unchanged_weights_repeat_as_before(tmp_path, capsys):
             "--no-progress", "--run-dir", str(tmp_path / "b")]  # fmt: skip
     assert main(argv) == 0
     assert (first / "results.csv").read_bytes() == (tmp_path / "b" / "results.csv").read_bytes()
-
-
-@pytest.fixture(scope="module")
-def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    agent = tmp_path_factory.mktemp("saved") / "agent-dir"
-    _train(agent / "agent", seed=0)
-    return agent
 
 
 @pytest.mark.parametrize("text", ["true", "not JSON", "[]", '{"algo": 3}', '{"env_id": 1}'])
