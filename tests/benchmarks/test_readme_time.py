@@ -16,6 +16,7 @@ def test_it_times_the_readmes_own_install_and_main_job() -> None:
     assert run == "hpcgym bench"
     test_install, test_run = rt.readme_parts("tests")
     assert '".[rl,dev]"' in test_install and test_run.startswith("python -m pytest")
+    assert " -n auto " in f"{test_run} "  # on every core (pytest-xdist, in the test extra)
 
 
 def test_the_table_has_every_repeat_and_the_median_of_each_column() -> None:
