@@ -119,12 +119,13 @@ static PyObject *flat_list(const long long *v, Py_ssize_t len) {
     return out;
 }
 
-/* The runs holding the k lowest idle ids, flat, into `out` (2 * n + 2 entries at most);
- * returns the entries written, or, when fewer than k ids are idle, -1 (an error set) if
- * `strict`, else the runs of every idle id. */
-static Py_ssize_t runs_lowest(const IdleRuns *s, long long k, long long *out, Py_ssize_t *full,
-                              int strict) {
-    Py_ssize_t m = 0, i = 0;
+/* How many runs the k lowest idle ids span: `*full` runs wholly, plus one partly when
+ * `*part` (the ids it gives) is above 0; returns 0, or, when fewer than k ids are idle, -1 (an
+ * error set) if `strict`, else 0 with every idle run counted as whole. Counted before anything
+ * is written, so that the answer is made at its size, with no buffer between. */
+static int runs_span(const IdleRuns *s, long long k, Py_ssize_t *full, long long *part,
+                     int strict) {
+    Py_ssize_t i = 0;
     long long left = k;
     while (left > 0) {
         if (i >= s->n) {
@@ -132,18 +133,21 @@ static Py_ssize_t runs_lowest(const IdleRuns *s, long long k, long long *out, Py
             PyErr_Format(PyExc_ValueError, "%lld idle ids wanted, %lld idle", k, k - left);
             return -1;
         }
-        long long a = LO(s, i), b = HI(s, i);
-        out[m++] = a;
-        if (b - a > left) {
-            out[m++] = a + left;
-            break;
-        }
-        out[m++] = b;
-        left -= b - a;
+        long long span = HI(s, i) - LO(s, i);
+        if (span > left) break;
+        left -= span;
         i++;
     }
-    *full = i; /* runs wholly taken */
-    return m;
+    *full = i;
+    *part = i < s->n && left > 0 ? left : 0;
+    return 0;
+}
+
+/* Bound j (0 <= j < 2 * full + (part > 0)) of the runs `runs_span` counted. */
+static long long span_bound(const IdleRuns *s, Py_ssize_t j, Py_ssize_t full, long long part) {
+    Py_ssize_t i = j >> 1;
+    if (i < full) return j & 1 ? HI(s, i) : LO(s, i);
+    return j & 1 ? LO(s, i) + part : LO(s, i);
 }
 
 static int as_ll(PyObject *o, long long *v) {
@@ -194,30 +198,43 @@ static PyObject *IdleRuns_take_front(IdleRuns *s, PyObject *arg) {
  * bytes: native int64 pairs lo, hi (one object, no int per bound: a job's runs, kept from its
  * start to its end). */
 static PyObject *lowest(IdleRuns *s, PyObject *arg, int take, int packed) {
-    long long k, small[8];
+    long long k, part;
+    Py_ssize_t full;
     if (as_ll(arg, &k) < 0) return NULL;
     if (k < 0) {
         PyErr_Format(PyExc_ValueError, "a count of ids must not be negative, got %lld", k);
         return NULL;
     }
-    long long *buf = small;
-    if (2 * s->n + 2 > 8) {
-        buf = PyMem_Malloc((size_t)(2 * s->n + 2) * sizeof(long long));
-        if (!buf) return PyErr_NoMemory();
+    if (runs_span(s, k, &full, &part, take) < 0) return NULL;
+    Py_ssize_t m = 2 * full + (part > 0 ? 2 : 0);
+    PyObject *out;
+    if (packed) {
+        out = PyBytes_FromStringAndSize(NULL, m * (Py_ssize_t)sizeof(long long));
+        if (!out) return NULL;
+        char *data = PyBytes_AS_STRING(out);
+        for (Py_ssize_t j = 0; j < m; j++) {
+            long long v = span_bound(s, j, full, part);
+            memcpy(data + j * sizeof(long long), &v, sizeof v); /* no alignment assumed */
+        }
+    } else {
+        out = PyList_New(m);
+        if (!out) return NULL;
+        for (Py_ssize_t j = 0; j < m; j++) {
+            PyObject *x = PyLong_FromLongLong(span_bound(s, j, full, part));
+            if (!x) {
+                Py_DECREF(out);
+                return NULL;
+            }
+            PyList_SET_ITEM(out, j, x);
+        }
     }
-    Py_ssize_t full = 0, m = runs_lowest(s, k, buf, &full, take);
-    PyObject *out = m < 0   ? NULL
-                    : packed ? PyBytes_FromStringAndSize((const char *)buf,
-                                                         m * (Py_ssize_t)sizeof(long long))
-                             : flat_list(buf, m);
-    if (out && take) {
+    if (take) {
         /* The runs wholly taken go from the front; a partly taken one keeps its top. */
         s->head += full;
         s->n -= full;
-        if (m > 2 * full) LO(s, 0) = buf[m - 1];
+        if (part) LO(s, 0) += part;
         if (!s->n) s->head = 0;
     }
-    if (buf != small) PyMem_Free(buf);
     return out;
 }
 

@@ -539,3 +539,16 @@ def test_pool_keeps_the_methods_of_the_runs_it_holds() -> None:
     assert _bound_to_own_runs(pool)
     sim.start(1)
     assert pool.idle[0].lo == [2]
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 5000])
+def test_unknown_ids_are_a_read_only_stand_in_made_once_per_size(size: int) -> None:
+    made = nodes_module.unknown_ids(size)
+    assert made.shape == (size,) and made.dtype == np.int64
+    assert (made == -1).all()
+    assert made.strides == (0,)  # no data of its own, whatever the size
+    assert not made.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        made[...] = 3
+    assert nodes_module.unknown_ids(size) is made
+    assert (nodes_module.unknown_ids(size + 1) == -1).all()
