@@ -42,6 +42,7 @@ GROUP_LIBRARY = "hpcgym__mypyc"
 NATIVE_MODULES = {
     "hpcgym.sim._batchcore": "hpcgym/sim/_batchcore.c",
     "hpcgym.sim._idleruns": "hpcgym/sim/_idleruns.c",
+    "hpcgym.sim._eventheap": "hpcgym/sim/_eventheap.c",
 }
 """C extensions written in C (not by mypyc), by module, with their source file."""
 

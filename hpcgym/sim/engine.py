@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import math
 import operator
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Protocol, cast, final
 
@@ -193,6 +193,83 @@ def pop_event(heap: list[Event]) -> Event:
     return top
 
 
+class EventQueue(Protocol):
+    """The engine's event queue: ``EventHeap`` (C) or ``PyEventHeap``, which answer alike.
+
+    ``push(time, prio, seq, event)`` takes the event with its own key, ``pop`` removes and
+    returns the first in ``(time, prio, seq)`` order, ``top`` returns it kept (``None`` when
+    empty), ``events`` lists every queued event in heap order.
+    """
+
+    def push(self, time: float, prio: int, seq: int, event: Event) -> None:
+        """Queue ``event``; ``time``, ``prio`` and ``seq`` are its own fields."""
+        ...
+
+    def pop(self) -> Event:
+        """The first event, removed (``IndexError`` when empty)."""
+        ...
+
+    def top(self) -> Event | None:
+        """The first event, kept, or ``None``."""
+        ...
+
+    def events(self) -> list[Event]:
+        """Every queued event, in heap order (a new list)."""
+        ...
+
+    def __len__(self) -> int: ...
+
+
+# ``allow_interpreted_subclasses``: compiled, a serializable class's ``__init__`` runs when
+# it is built by a call from Python only if that is set (mypyc 1.x), and ``EventHeap()`` is
+# such a call (the type is chosen at import).
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
+class PyEventHeap:
+    """The event queue in Python: ``push_event`` and ``pop_event`` on a list.
+
+    The twin of the C ``EventHeap`` (``_eventheap.c``), used when that is not built.
+    """
+
+    def __init__(self) -> None:
+        self._items: list[Event] = []
+
+    def push(self, time: float, prio: int, seq: int, event: Event) -> None:
+        """Queue ``event``; ``time``, ``prio`` and ``seq`` are its own fields."""
+        push_event(self._items, event)
+
+    def pop(self) -> Event:
+        """The first event, removed (``IndexError`` when empty)."""
+        return pop_event(self._items)
+
+    def top(self) -> Event | None:
+        """The first event, kept, or ``None``."""
+        items = self._items
+        return items[0] if items else None
+
+    def events(self) -> list[Event]:
+        """Every queued event, in heap order (a new list)."""
+        return list(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self.events())
+
+
+def _event_heap_type() -> Any:
+    """The C ``EventHeap`` when built, else ``PyEventHeap``."""
+    try:
+        from hpcgym.sim._eventheap import EventHeap as CEventHeap
+    except ImportError:  # a pure-Python install
+        return PyEventHeap
+    return CEventHeap
+
+
+EventHeap: Final[Any] = _event_heap_type()
+"""What the engine queues its events in: ``EventHeap()`` is empty."""
+
+
 def _first_tick_from(t: float, tick: float, until: float) -> float:
     """The first of the ticks ``t``, ``t + tick``, ... that is at or after ``until``.
 
@@ -229,6 +306,8 @@ _submit_of = operator.attrgetter("submit")
 
 # The read-only views of ``EngineCore``: rebuilt after unpickling, never pickled.
 _VIEWS: Final = ("queue", "running", "suspended", "jobs", "_cpu_view", "node_mem_used")
+# The event queue's bound methods (``EngineCore._bind_heap``): rebound after unpickling.
+_HEAP_METHODS: Final = ("_heap_push", "_heap_pop", "_heap_top")
 
 
 @mypyc_attr(allow_interpreted_subclasses=True, serializable=True)
@@ -284,7 +363,8 @@ class EngineCore:
         self._s_next = specs[0].submit if specs else math.inf
         """``_sub_times[_next_sub]`` (``inf`` once every job is submitted), a native float."""
         self._head = 0
-        self._heap: list[Event] = []
+        self._heap: EventQueue = EventHeap()
+        self._bind_heap()
         self._spare: list[Event] = []
         """Popped events, reused by the next pushes (no allocation per event)."""
         self._seq = 0
@@ -337,6 +417,17 @@ class EngineCore:
         """What the C core returned, after a batch run (``hpcgym.sim.batch``)."""
         self._make_views()
 
+    def _bind_heap(self) -> None:
+        """Keep the event queue's methods bound (rebound after unpickling).
+
+        The queue is typed by a protocol (C or Python): compiled, a method call on it looks the
+        method up by name every time, where a bound method kept is called directly.
+        """
+        heap = self._heap
+        self._heap_push: Callable[[float, int, int, Event], None] = heap.push
+        self._heap_pop: Callable[[], Event] = heap.pop
+        self._heap_top: Callable[[], Event | None] = heap.top
+
     def _make_views(self) -> None:
         """The read-only views schedulers read (rebuilt after unpickling)."""
         self.queue: Mapping[int, Job] = MappingProxyType(self._queue)
@@ -362,7 +453,7 @@ class EngineCore:
         extra = getattr(self, "__dict__", None) or {}
         state = {k: getattr(self, k) for k in names if hasattr(self, k)} if names else {}
         state.update(extra)
-        for k in _VIEWS:
+        for k in (*_VIEWS, *_HEAP_METHODS):
             state.pop(k, None)
         if "_spare" in state:
             state["_spare"] = []
@@ -373,6 +464,7 @@ class EngineCore:
         self._spare = []
         for k, v in state.items():
             setattr(self, k, v)
+        self._bind_heap()
         self._make_views()
 
     # ----------------------------------------------------------------------------- reading
@@ -530,25 +622,27 @@ class EngineCore:
         Raises:
             StalledError: Jobs are unfinished but no event can ever occur again.
         """
-        heap = self._heap
+        top_of = self._heap_top
+        pop = self._heap_pop
         subs = self._sub_times
         n = self._n_total
         while self._n_ended < n:
             # Drop stale events first: they must not move the clock.
-            while heap:
-                top = heap[0]
+            top = top_of()
+            while top is not None:
                 job = top.job
                 if job is None or top.version == (
                     job._wt_version if top.prio == _WALLTIME else job._version
                 ):
                     break
-                pop_event(heap)
+                pop()
                 top.job = None
                 self._spare.append(top)
+                top = top_of()
             i = self._next_sub
             s_next = self._s_next
-            if heap:
-                t = heap[0].time
+            if top is not None:
+                t = top.time
                 if s_next < t:
                     t = s_next
             elif i < n:
@@ -565,11 +659,10 @@ class EngineCore:
                 self._now = t
             self._n_events = 0
             self._happened = None
-            while heap:
-                top = heap[0]
+            while top is not None:
                 if top.time != t or top.prio >= _SUBMIT:
                     break
-                pop_event(heap)
+                pop()
                 prio, version = top.prio, top.version
                 # Every event before submissions has its job. Typed ``Job`` here, not
                 # ``Job | None``: compiled, a union's fields are read and compared as objects.
@@ -587,6 +680,7 @@ class EngineCore:
                         self._kill(ev_job)
                 elif version == ev_job._version:
                     self._reconf_end(ev_job)
+                top = top_of()  # the handlers may have queued events at t
             if i < n and s_next == t:
                 order = self._order
                 queue = self._queue
@@ -611,10 +705,11 @@ class EngineCore:
                         self._s_next = s_next
                         break
                 self._next_sub = i
-            if heap and heap[0].time == t:
+            top = top_of()
+            if top is not None and top.time == t:
                 tick_only = not self._n_events
-                while heap and heap[0].time == t:
-                    top = pop_event(heap)
+                while top is not None and top.time == t:
+                    pop()
                     self._spare.append(top)
                     if top.prio == _TICK:
                         self._tick(tick_only)
@@ -622,6 +717,7 @@ class EngineCore:
                         self._wakeups.discard(t)
                         if self._n_ended < n:
                             self._note(_E_WAKEUP, None)
+                    top = top_of()
             if self._n_events:
                 self._points += 1
                 if not self._points & _SIGNAL_MASK:
@@ -645,7 +741,7 @@ class EngineCore:
     def _push(self, time: float, prio: int, job: Job | None, version: int) -> None:
         seq = self._seq
         self._seq = seq + 1
-        push_event(self._heap, self._event(time, prio, seq, job, version))
+        self._heap_push(time, prio, seq, self._event(time, prio, seq, job, version))
 
     def _event(self, time: float, prio: int, seq: int, job: Job | None, version: int) -> Event:
         """A new event, or a spare one (popped earlier) set to these values."""

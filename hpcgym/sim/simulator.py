@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike
 
 from hpcgym.errors import CapacityError, CommandError, JobStateError, SizeError
 from hpcgym.sim.batch import run_batch
-from hpcgym.sim.engine import EngineCore, Scheduler, push_event
+from hpcgym.sim.engine import EngineCore, Scheduler
 from hpcgym.sim.events import PHASE_END as _PHASE_END
 from hpcgym.sim.events import WAKEUP as _WAKEUP
 from hpcgym.sim.job import Job, JobState
@@ -283,7 +283,7 @@ class Simulator(EngineCore):
         end = now + job._remaining / rate
         seq = self._seq
         self._seq = seq + 1
-        push_event(self._heap, self._event(end, _PHASE_END, seq, job, v))
+        self._heap_push(end, _PHASE_END, seq, self._event(end, _PHASE_END, seq, job, v))
         if job._walltime is not None:
             self._arm_walltime(job, None if job._evolving else end)
         self._commands += 1

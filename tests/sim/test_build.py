@@ -35,7 +35,7 @@ def test_setup_compiles_exactly_the_modules_hpcgym_reports_on():
     assert [f.removesuffix(".py").replace("/", ".") for f in files] == list(COMPILED_MODULES)
     assert all((ROOT / f).is_file() for f in files)
     assert native == NATIVE_MODULES
-    assert set(native) == {"hpcgym.sim._batchcore", "hpcgym.sim._idleruns"}
+    assert set(native) == {"hpcgym.sim._batchcore", "hpcgym.sim._idleruns", "hpcgym.sim._eventheap"}
     assert all((ROOT / source).is_file() for source in native.values())
 
 
@@ -46,6 +46,7 @@ def test_compiled_reports_every_module():
     # The C modules are built exactly when the mypyc modules are (setup.py builds them all).
     assert report["hpcgym.sim._batchcore"] == report["hpcgym.sim.engine"]
     assert report["hpcgym.sim._idleruns"] == report["hpcgym.sim.engine"]
+    assert report["hpcgym.sim._eventheap"] == report["hpcgym.sim.engine"]
 
 
 def test_an_edited_c_source_behind_its_extension_is_reported(tmp_path):

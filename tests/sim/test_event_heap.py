@@ -10,12 +10,15 @@ must equal the spec's.
 from __future__ import annotations
 
 import heapq
+import pickle
+from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hpcgym.sim import JobSpec, Platform, Simulator
-from hpcgym.sim.engine import pop_event
+from hpcgym.sim.engine import EventHeap, PyEventHeap
 
 # A push (time, prio) or a pop (None); few distinct times and priorities, so ties are common.
 _OPS = st.lists(
@@ -27,35 +30,100 @@ _OPS = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
-@given(_OPS)
-def test_pops_follow_heapq_on_tuples(ops: list[tuple[float, int] | None]) -> None:
-    # Events are made by the engine (``_push``: ``push_event`` with the next ``seq``).
+HEAPS = [pytest.param(EventHeap, id="built"), pytest.param(PyEventHeap, id="python")]
+
+
+def _sim_with(heap_type: Any) -> Simulator:
+    """An empty simulator whose event queue is a ``heap_type``."""
     sim = Simulator(Platform.single(1), [])
+    sim._heap = heap_type()
+    sim._bind_heap()
+    return sim
+
+
+@pytest.mark.parametrize("heap_type", HEAPS)
+@settings(max_examples=300, deadline=None)
+@given(ops=_OPS)
+def test_pops_follow_heapq_on_tuples(heap_type: Any, ops: list[tuple[float, int] | None]) -> None:
+    # Events are made by the engine (``_push``: the queue's ``push`` with the next ``seq``).
+    sim = _sim_with(heap_type)
     heap = sim._heap
     ref: list[tuple[float, int, int]] = []
     seq = 0
     for op in ops:
         if op is None:
             if ref:
-                assert pop_event(heap).key() == heapq.heappop(ref)
+                assert heap.pop().key() == heapq.heappop(ref)
             continue
         time, prio = op
         sim._push(time, prio, None, seq % 3)
         heapq.heappush(ref, (time, prio, seq))
         seq += 1
-        for i in range(1, len(heap)):
-            assert not heap[i].key() < heap[(i - 1) >> 1].key()
+        slots = heap.events()
+        for i in range(1, len(slots)):
+            assert not slots[i].key() < slots[(i - 1) >> 1].key()
+        top = heap.top()
+        assert top is not None and top.key() == min(ref)
     assert sorted(e.key() for e in heap) == sorted(ref)
     while ref:
-        assert pop_event(heap).key() == heapq.heappop(ref)
-    assert not heap
+        assert heap.pop().key() == heapq.heappop(ref)
+    assert not heap and len(heap) == 0 and heap.top() is None
+    with pytest.raises(IndexError):
+        heap.pop()
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops=_OPS)
+def test_built_and_python_heaps_keep_the_same_slots(ops: list[tuple[float, int] | None]) -> None:
+    # The same algorithm (heapq's): the same events in the same slots after every operation,
+    # so that a pickle from either continues alike.
+    sims = [_sim_with(EventHeap), _sim_with(PyEventHeap)]
+    for op in ops:
+        for sim in sims:
+            if op is None:
+                if sim._heap:
+                    sim._heap.pop()
+            else:
+                sim._push(op[0], op[1], None, 0)
+        built, python = ([e.key() for e in sim._heap.events()] for sim in sims)
+        assert built == python
+
+
+@pytest.mark.parametrize("heap_type", HEAPS)
+def test_a_pickled_queue_pops_the_same_events(heap_type: Any) -> None:
+    sim = _sim_with(heap_type)
+    for i, (time, prio) in enumerate([(5.0, 1), (1.0, 3), (5.0, 0), (2.5, 2), (1.0, 0)]):
+        sim._push(time, prio, None, i)
+    sim._heap.pop()
+    copy = pickle.loads(pickle.dumps(sim))
+    assert type(copy._heap) is heap_type and copy._heap is not sim._heap
+    # The copy's bound methods are its own queue's.
+    copy._push(0.5, 4, None, 9)
+    assert len(copy._heap) == len(sim._heap) + 1
+    assert copy._heap.pop().key() == (0.5, 4, 5)
+    while sim._heap:
+        a, b = sim._heap.pop(), copy._heap.pop()
+        assert (a.key(), a.version) == (b.key(), b.version)
+    assert not copy._heap
+
+
+@pytest.mark.skipif(EventHeap is PyEventHeap, reason="the C event queue is not built")
+def test_built_queue_refuses_bad_arguments_unchanged() -> None:
+    heap = EventHeap()
+    with pytest.raises(TypeError, match="four"):
+        heap.push(1.0, 0, 0)
+    with pytest.raises(TypeError):
+        heap.push("soon", 0, 0, None)
+    assert len(heap) == 0
+    with pytest.raises(TypeError, match="list"):
+        heap.__setstate__("not a list")
 
 
 def test_event_fields_and_repr() -> None:
     sim = Simulator(Platform.single(1), [])
     sim._push(3.5, 2, None, 4)
-    e = sim._heap[0]
+    e = sim._heap.top()
+    assert e is not None
     assert (e.time, e.prio, e.seq, e.job, e.version) == (3.5, 2, 0, None, 4)
     assert e.key() == (3.5, 2, 0)
     assert repr(e) == "Event(3.5, 2, 0, None, 4)"
