@@ -38,7 +38,7 @@ from hpcgym.baselines.base import (
     runtime_estimate,
     single_cluster,
 )
-from hpcgym.sim import EventType, Job, Simulator
+from hpcgym.sim import EventType, Job, JobState, Simulator
 from hpcgym.sim.batch import EASY as BATCH_EASY
 from hpcgym.sim.batch import FCFS as BATCH_FCFS
 
@@ -47,6 +47,7 @@ from hpcgym.sim.batch import FCFS as BATCH_FCFS
 _bisect_left: Final = bisect.bisect_left
 _insort: Final = bisect.insort
 _SUBMITTED: Final = EventType.SUBMITTED
+_QUEUED: Final = JobState.QUEUED
 SCAN_STEPS = 64
 """Queued jobs EASY's pass scans in submission order for jobs ending by the shadow time before
 it takes the rest of them from the estimate-sorted records (both give the same starts; chosen
@@ -170,6 +171,8 @@ class EasyBackfill(BaseScheduler):
         self._dead = 0
         """Records deleted from ``_queue`` since it was last rebuilt."""
         self.reservation: tuple[int, float] | None = None
+        self._plain = False
+        """The simulator of this decision point is a plain ``Simulator`` (see ``_start``)."""
 
     def _sync(self, sim: Simulator, new: list[_Rec]) -> bool:
         """Follow what happened: new jobs into the queue copy, ended jobs out of the ends.
@@ -196,7 +199,7 @@ class EasyBackfill(BaseScheduler):
                 spec = job.spec
                 w = spec.walltime
                 seq = self._seq = self._seq + 1
-                rec = _Rec(spec.work if w is None else w, seq, job._want, job._id, job._key)
+                rec = _Rec(spec.work if w is None else w, seq, job._want, job._id, job._key, job)
                 queue[job._key] = rec
                 _insort_est(by_est, rec)
                 new.append(rec)
@@ -215,7 +218,7 @@ class EasyBackfill(BaseScheduler):
     def _reload(self, sim: Simulator) -> None:
         """Read queue and running jobs back from the simulator (something else changed them)."""
         self._queue = {
-            jid: _Rec(runtime_estimate(j.spec), seq, j.spec.nodes, j.spec.id, jid)
+            jid: _Rec(runtime_estimate(j.spec), seq, j.spec.nodes, j.spec.id, jid, j)
             for seq, (jid, j) in enumerate(sim.queue.items(), self._seq + 1)
         }
         self._seq += len(self._queue)
@@ -223,11 +226,26 @@ class EasyBackfill(BaseScheduler):
         self._by_est = sorted(self._queue.values(), key=_est_order)
         key: dict[object, _Rec] = {}
         for jid, j in sim.running.items():
-            rec = _Rec(runtime_estimate(j.spec), 0, j.size, j.spec.id, jid)
+            rec = _Rec(runtime_estimate(j.spec), 0, j.size, j.spec.id, jid, j)
             rec.end = j.start_time + rec.est
             key[jid] = rec
         self._key = key
         self._ends = sorted(key.values(), key=_end_order)
+
+    def _start(self, sim: Simulator, rec: _Rec) -> None:
+        """Start a queued record's job at its requested size.
+
+        On a plain ``Simulator``, the job the record holds goes straight to ``_start_job``
+        (``start`` without the id's lookup and the argument checks; ``rec.n``, its size, was
+        checked against the free nodes by the caller), as FCFS does. A subclass may override
+        ``start`` (``ShadowSimulator`` records the commands), and a job no longer queued
+        takes ``start``'s refusal: both go through ``start``.
+        """
+        job = rec.job
+        if self._plain and job._state is _QUEUED:
+            sim._start_job(job, job._want, None, None, None)
+        else:
+            sim.start(cast(Any, rec.key))
 
     def _started(self, rec: _Rec, end: float) -> None:
         """Move a record that just started from the queue copies to the running ends."""
@@ -268,6 +286,7 @@ class EasyBackfill(BaseScheduler):
         """Start the head jobs that fit, then backfill behind the head's reservation."""
         if len(sim.pool.free) != 1:
             single_cluster(sim, self.name)
+        self._plain = type(sim) is Simulator
         new: list[_Rec] = []
         full = self._sync(sim, new)
         if self._dead > 64 + (len(self._queue) >> 2):
@@ -284,7 +303,7 @@ class EasyBackfill(BaseScheduler):
             if rec.n > free_list[0]:
                 head = rec
                 break
-            sim.start(cast(Any, rec.key))
+            self._start(sim, rec)
             heads.append(rec)
         if head is None:
             for rec in heads:
@@ -324,7 +343,7 @@ class EasyBackfill(BaseScheduler):
                     if n > extra:
                         continue
                     extra -= n
-                sim.start(cast(Any, rec.key))
+                self._start(sim, rec)
                 started.append(rec)
                 free -= n
                 if free == 0:
@@ -350,7 +369,7 @@ class EasyBackfill(BaseScheduler):
                 if n > extra:
                     continue
                 extra -= n
-            sim.start(cast(Any, rec.key))
+            self._start(sim, rec)
             started.append(rec)
             free -= n
             if free == 0:
@@ -386,7 +405,7 @@ class EasyBackfill(BaseScheduler):
                 continue
             n = rec.n
             if n <= free and now + est <= t_shadow:
-                sim.start(cast(Any, rec.key))
+                self._start(sim, rec)
                 started.append(rec)
                 free -= n
                 if not free:
@@ -412,7 +431,7 @@ class EasyBackfill(BaseScheduler):
                     for r in fit:
                         n = r.n
                         if n <= free:
-                            sim.start(cast(Any, r.key))
+                            self._start(sim, r)
                             started.append(r)
                             free -= n
                             if not free:
@@ -428,7 +447,7 @@ class EasyBackfill(BaseScheduler):
                 if best < 0:
                     break
                 r = fit[best]
-                sim.start(cast(Any, r.key))
+                self._start(sim, r)
                 started.append(r)
                 free -= r.n
                 fit[best] = fit[-1]
@@ -449,14 +468,15 @@ class _Rec:
     A native record rather than a tuple: compiled, the orders compare machine floats and ints.
     """
 
-    __slots__ = ("end", "est", "jid", "key", "n", "seq")
+    __slots__ = ("end", "est", "jid", "job", "key", "n", "seq")
 
-    def __init__(self, est: float, seq: int, n: int, jid: int, key: object) -> None:
+    def __init__(self, est: float, seq: int, n: int, jid: int, key: object, job: Job) -> None:
         self.est = est
         self.seq = seq
         self.n = n
         self.jid = jid
         self.key = key
+        self.job = job
         self.end = 0.0
 
 

@@ -130,18 +130,24 @@ class _CountingStarts(Simulator):
         super().start(job_id, size, **kwargs)
 
 
-def test_fcfs_starts_through_an_overridden_start_the_same_schedule() -> None:
-    # On a plain ``Simulator`` FCFS starts the queue's head without ``start``'s lookup; on a
-    # subclass it calls ``start``, which the subclass sees. Same schedule either way.
-    jobs = [rigid(i, float(i % 7) * 3.0, 5.0 + (i * 37) % 23, 1 + (i * 5) % 4) for i in range(60)]
+@pytest.mark.parametrize("name", ["fcfs", "easy"])
+def test_starts_through_an_overridden_start_the_same_schedule(name: str) -> None:
+    # On a plain ``Simulator`` FCFS and EASY start the jobs they hold without ``start``'s
+    # lookup; on a subclass they call ``start``, which the subclass sees. Same schedule either
+    # way (EASY backfills here: sizes up to 4 of 6 nodes, estimates above run times).
+    works = [5.0 + (i * 37) % 23 for i in range(60)]
+    jobs = [
+        rigid(i, float(i % 7) * 3.0, works[i], 1 + (i * 5) % 4, works[i] + (i % 5) * 4.0)
+        for i in range(60)
+    ]
     plain = Simulator(Platform.single(6), jobs)
     sub = _CountingStarts(Platform.single(6), jobs)
     sub._init_counts()
-    fcfs = make("fcfs")
+    scheduler = make(name)
     for sim in (plain, sub):
-        fcfs.reset()
+        scheduler.reset()
         while sim.advance():
-            fcfs.schedule(sim)
+            scheduler.schedule(sim)
     assert sorted(sub.started) == list(range(60))
     assert plain.result().jobs.equals(sub.result().jobs)
     assert plain.result().summary == sub.result().summary
