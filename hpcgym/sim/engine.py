@@ -221,7 +221,7 @@ class EventQueue(Protocol):
 
 
 # ``allow_interpreted_subclasses``: compiled, a serializable class's ``__init__`` runs when
-# it is built by a call from Python only if that is set (mypyc 1.x), and ``EventHeap()`` is
+# it is built by a call from Python only if that is set (mypy 2.4.1), and ``EventHeap()`` is
 # such a call (the type is chosen at import).
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 class PyEventHeap:
@@ -705,7 +705,8 @@ class EngineCore:
                         self._s_next = s_next
                         break
                 self._next_sub = i
-            top = top_of()
+            # ``top`` is still the queue's first event: a submission queues none (a rejected
+            # job ends at once, with nothing pending).
             if top is not None and top.time == t:
                 tick_only = not self._n_events
                 while top is not None and top.time == t:
