@@ -6,10 +6,14 @@
  * algorithm, so that the same pushes and pops leave the same events in the same slots.
  *
  * An entry keeps its key as machine numbers beside the event object it orders: a comparison
- * reads two doubles and two integers from one contiguous array, where the list version reads
+ * reads a double and two integers from one contiguous array, where the list version reads
  * three attributes of two objects elsewhere in memory, through a function call per slot.
- * The caller passes the key with the event (`push(time, prio, seq, event)`): the event's own
- * fields, which this module cannot read (the engine's events are compiled records).
+ * The caller passes the time and priority with the event (`push(time, prio, event)`): the
+ * event's own fields, which this module cannot read (the engine's events are compiled
+ * records). The third part of the key, `seq`, is the heap's own count of pushes: events of
+ * equal time and priority leave in the order they came, as the engine's own `seq` (also
+ * counted push by push) orders them in the list version, without a Python int made and
+ * freed per push to carry it.
  *
  * Pure C99 and the CPython API only.
  */
@@ -28,6 +32,7 @@ typedef struct {
     Entry *e;
     Py_ssize_t n;
     Py_ssize_t cap;
+    long long pushes; /* the next entry's seq */
 } EventHeap;
 
 /* a before b in (time, prio, seq) order, as the engine's `_before`. */
@@ -91,26 +96,27 @@ static int add(EventHeap *h, double time, long long prio, long long seq, PyObjec
     return 0;
 }
 
-static int as_key(PyObject *const *args, double *time, long long *prio, long long *seq) {
-    *time = PyFloat_AsDouble(args[0]);
-    if (*time == -1.0 && PyErr_Occurred()) return -1;
-    *prio = PyLong_AsLongLong(args[1]);
-    if (*prio == -1 && PyErr_Occurred()) return -1;
-    *seq = PyLong_AsLongLong(args[2]);
-    if (*seq == -1 && PyErr_Occurred()) return -1;
-    return 0;
+static int as_double(PyObject *o, double *v) {
+    *v = PyFloat_AsDouble(o);
+    return (*v == -1.0 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static int as_ll(PyObject *o, long long *v) {
+    *v = PyLong_AsLongLong(o);
+    return (*v == -1 && PyErr_Occurred()) ? -1 : 0;
 }
 
 /* ----------------------------------------------------------------------------- methods */
 static PyObject *EventHeap_push(EventHeap *h, PyObject *const *args, Py_ssize_t nargs) {
     double time;
-    long long prio, seq;
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "push(time, prio, seq, event) takes four arguments");
+    long long prio;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "push(time, prio, event) takes three arguments");
         return NULL;
     }
-    if (as_key(args, &time, &prio, &seq) < 0) return NULL;
-    if (add(h, time, prio, seq, args[3]) < 0) return NULL;
+    if (as_double(args[0], &time) < 0 || as_ll(args[1], &prio) < 0) return NULL;
+    if (add(h, time, prio, h->pushes, args[2]) < 0) return NULL;
+    h->pushes++;
     Py_RETURN_NONE;
 }
 
@@ -154,7 +160,7 @@ static PyObject *EventHeap_iter(EventHeap *h) {
 
 static Py_ssize_t EventHeap_len(EventHeap *h) { return h->n; }
 
-/* Pickled as its entries, slot by slot: (time, prio, seq, event) tuples. */
+/* Pickled as its count of pushes and its entries, slot by slot: (time, prio, seq, event). */
 static PyObject *EventHeap_reduce(EventHeap *h, PyObject *unused) {
     PyObject *state = PyList_New(h->n);
     if (!state) return NULL;
@@ -167,7 +173,7 @@ static PyObject *EventHeap_reduce(EventHeap *h, PyObject *unused) {
         }
         PyList_SET_ITEM(state, i, t);
     }
-    return Py_BuildValue("O()N", (PyObject *)Py_TYPE(h), state);
+    return Py_BuildValue("O()(LN)", (PyObject *)Py_TYPE(h), h->pushes, state);
 }
 
 static void clear_entries(EventHeap *h) {
@@ -176,11 +182,16 @@ static void clear_entries(EventHeap *h) {
     for (Py_ssize_t i = 0; i < n; i++) Py_DECREF(h->e[i].event);
 }
 
-static PyObject *EventHeap_setstate(EventHeap *h, PyObject *state) {
-    if (!PyList_Check(state)) {
-        PyErr_SetString(PyExc_TypeError, "EventHeap state must be a list of its entries");
+static PyObject *EventHeap_setstate(EventHeap *h, PyObject *arg) {
+    long long pushes;
+    PyObject *state;
+    if (!PyTuple_Check(arg) || PyTuple_GET_SIZE(arg) != 2 ||
+        !PyList_Check(state = PyTuple_GET_ITEM(arg, 1))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "EventHeap state must be (pushes, a list of its entries)");
         return NULL;
     }
+    if (as_ll(PyTuple_GET_ITEM(arg, 0), &pushes) < 0) return NULL;
     Py_ssize_t n = PyList_GET_SIZE(state);
     clear_entries(h);
     if (reserve(h, n) < 0) return NULL;
@@ -192,7 +203,9 @@ static PyObject *EventHeap_setstate(EventHeap *h, PyObject *state) {
             return NULL;
         }
         Entry *x = &h->e[i];
-        if (as_key(&PyTuple_GET_ITEM(t, 0), &x->time, &x->prio, &x->seq) < 0) {
+        if (as_double(PyTuple_GET_ITEM(t, 0), &x->time) < 0 ||
+            as_ll(PyTuple_GET_ITEM(t, 1), &x->prio) < 0 ||
+            as_ll(PyTuple_GET_ITEM(t, 2), &x->seq) < 0) {
             clear_entries(h);
             return NULL;
         }
@@ -200,6 +213,7 @@ static PyObject *EventHeap_setstate(EventHeap *h, PyObject *state) {
         Py_INCREF(x->event);
         h->n = i + 1;
     }
+    h->pushes = pushes;
     Py_RETURN_NONE;
 }
 
@@ -222,9 +236,10 @@ static void EventHeap_dealloc(EventHeap *h) {
 
 static PyMethodDef EventHeap_methods[] = {
     {"push", (PyCFunction)(void (*)(void))EventHeap_push, METH_FASTCALL,
-     "push(time, prio, seq, event): queue event, ordered by its key (time, prio, seq)."},
+     "push(time, prio, event): queue event; events leave by (time, prio), ties in the order "
+     "they came."},
     {"pop", (PyCFunction)EventHeap_pop, METH_NOARGS,
-     "The first event in (time, prio, seq) order, removed; IndexError when empty."},
+     "The first event in (time, prio, push) order, removed; IndexError when empty."},
     {"top", (PyCFunction)EventHeap_top, METH_NOARGS, "The first event, kept; None when empty."},
     {"events", (PyCFunction)EventHeap_events, METH_NOARGS,
      "Every queued event, in heap order (a new list)."},

@@ -196,13 +196,14 @@ def pop_event(heap: list[Event]) -> Event:
 class EventQueue(Protocol):
     """The engine's event queue: ``EventHeap`` (C) or ``PyEventHeap``, which answer alike.
 
-    ``push(time, prio, seq, event)`` takes the event with its own key, ``pop`` removes and
-    returns the first in ``(time, prio, seq)`` order, ``top`` returns it kept (``None`` when
-    empty), ``events`` lists every queued event in heap order.
+    ``push(time, prio, event)`` takes the event with its own time and priority, ``pop``
+    removes and returns the first by ``(time, prio)``, ties in the order they were pushed
+    (the events' ``seq``: the engine numbers them push by push), ``top`` returns it kept
+    (``None`` when empty), ``events`` lists every queued event in heap order.
     """
 
-    def push(self, time: float, prio: int, seq: int, event: Event) -> None:
-        """Queue ``event``; ``time``, ``prio`` and ``seq`` are its own fields."""
+    def push(self, time: float, prio: int, event: Event) -> None:
+        """Queue ``event``; ``time`` and ``prio`` are its own fields."""
         ...
 
     def pop(self) -> Event:
@@ -233,8 +234,8 @@ class PyEventHeap:
     def __init__(self) -> None:
         self._items: list[Event] = []
 
-    def push(self, time: float, prio: int, seq: int, event: Event) -> None:
-        """Queue ``event``; ``time``, ``prio`` and ``seq`` are its own fields."""
+    def push(self, time: float, prio: int, event: Event) -> None:
+        """Queue ``event``; ``time`` and ``prio`` are its own fields."""
         push_event(self._items, event)
 
     def pop(self) -> Event:
@@ -424,7 +425,7 @@ class EngineCore:
         method up by name every time, where a bound method kept is called directly.
         """
         heap = self._heap
-        self._heap_push: Callable[[float, int, int, Event], None] = heap.push
+        self._heap_push: Callable[[float, int, Event], None] = heap.push
         self._heap_pop: Callable[[], Event] = heap.pop
         self._heap_top: Callable[[], Event | None] = heap.top
 
@@ -742,7 +743,7 @@ class EngineCore:
     def _push(self, time: float, prio: int, job: Job | None, version: int) -> None:
         seq = self._seq
         self._seq = seq + 1
-        self._heap_push(time, prio, seq, self._event(time, prio, seq, job, version))
+        self._heap_push(time, prio, self._event(time, prio, seq, job, version))
 
     def _event(self, time: float, prio: int, seq: int, job: Job | None, version: int) -> Event:
         """A new event, or a spare one (popped earlier) set to these values."""

@@ -283,7 +283,7 @@ class Simulator(EngineCore):
         end = now + job._remaining / rate
         seq = self._seq
         self._seq = seq + 1
-        self._heap_push(end, _PHASE_END, seq, self._event(end, _PHASE_END, seq, job, v))
+        self._heap_push(end, _PHASE_END, self._event(end, _PHASE_END, seq, job, v))
         if job._walltime is not None:
             self._arm_walltime(job, None if job._evolving else end)
         self._commands += 1
