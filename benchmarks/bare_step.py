@@ -133,7 +133,7 @@ def bare_steps(jobs: Jobs, steps: int, seed: int) -> int:
         mask[0] = 1
         mask[1 : 1 + k] = fits
         # The agent: a uniformly random legal entry.
-        legal = np.flatnonzero(mask)
+        legal = mask.nonzero()[0]  # as ``env_path.random_steps`` does
         action = int(legal[int(rng.random() * legal.size)])
         del obs, reward
         if done:

@@ -1,10 +1,10 @@
 """Issue 43's table: the env path against bare loops, in one interleaved run, with its targets.
 
-Run: ``python benchmarks/env_path.py [--steps N] [--rounds R] [--max-jobs J] [--only KEYS]
-[--rlscheduler PATH] [--write]``. Prints the tables; ``--write`` rewrites the ``## The env path
-against bare loops`` section of ``benchmarks/RESULTS.md``. Three parts, each interleaved round
-by round (A B A B, the order reversed every other round), CPU seconds (``time.process_time``),
-medians of rounds:
+Run: ``python benchmarks/env_path.py [--steps N] [--rounds R] [--max-jobs J] [--least S]
+[--only KEYS] [--rlscheduler PATH] [--write]``. Prints the tables; ``--write`` rewrites the
+``## The env path against bare loops`` section of ``benchmarks/RESULTS.md``. Three parts, each
+interleaved round by round (A B A B, the order reversed every other round), CPU seconds
+(``time.process_time``), medians of rounds:
 
 - *env*: ``N`` uniformly random legal steps of every preset from ``gymnasium.make`` (resets
   inside), and of ``hpcgym/Rigid-v0`` in reserve mode, against ``N`` steps of
@@ -12,7 +12,9 @@ medians of rounds:
 - *event loop*: ``advance`` then ``schedule`` by hand (what the env and every other scheduler
   run) under ``make("fcfs")`` and ``make("easy")``, against ``bare_loops``'s plain-Python loops,
   on every shape of ``scale.py`` (its first ``J`` jobs); the start times must be equal, job for
-  job, or the run fails;
+  job, or the run fails. A measurement runs each loop ``reps`` times back to back, ``reps``
+  chosen per shape so that the bare loop's take at least ``S`` CPU seconds (0.2 s), and the
+  tables give the CPU seconds of one run;
 - *simulate()*: ``make(name).simulate(platform, jobs)`` counted whole (the setting, the
   simulator's construction, the run, which takes the C batch core, and the result tables) from
   the ``JobSpec``s, against the same bare loops.
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import math
 import os
 import platform
 import statistics
@@ -88,7 +91,9 @@ def random_steps(env: gym.Env[Any, Any], steps: int, seed: int) -> int:
     _, info = env.reset(seed=seed)
     episodes = 0
     for _ in range(steps):
-        legal = np.flatnonzero(info["action_mask"])
+        # The mask is 1-d: ``nonzero`` directly, not ``np.flatnonzero``'s three Python layers
+        # (about 1.3 us a step, the agent's cost, not the env's).
+        legal = info["action_mask"].nonzero()[0]
         _, _, term, trunc, info = env.step(legal[int(rng.random() * legal.size)])
         if term or trunc:
             episodes += 1
@@ -153,8 +158,23 @@ def event_loop(d: dict[str, np.ndarray], name: str) -> tuple[np.ndarray, float]:
     return np.array([jobs[i].start_time for i in d["id"].tolist()]), cpu
 
 
-def scheduler_row(key: str, d: dict[str, np.ndarray], name: str, rounds: int) -> dict[str, Any]:
-    """The event loop and ``simulate()`` of ``make(name)`` against its bare loop on ``d``."""
+def repeats_for(run: Callable[[], Any], least: float) -> int:
+    """How many back-to-back runs of ``run`` take at least ``least`` CPU seconds (one timed)."""
+    c0 = time.process_time()
+    run()
+    return max(1, math.ceil(least / max(time.process_time() - c0, 1e-6)))
+
+
+def scheduler_row(
+    key: str, d: dict[str, np.ndarray], name: str, rounds: int, least: float
+) -> dict[str, Any]:
+    """The event loop and ``simulate()`` of ``make(name)`` against its bare loop on ``d``.
+
+    A measurement is ``reps`` runs back to back, ``reps`` chosen once so that the bare loop's
+    take about ``least`` CPU seconds (a run of a few milliseconds is at the mercy of whatever else
+    touched the caches just before); the same ``reps`` for all three, and the CPU seconds of
+    one run reported.
+    """
     specs, capacity = specs_of(d), int(d["machine"][0])
     total, cores = (int(x) for x in d["machine"])
     jobs = job_specs(d)
@@ -163,24 +183,28 @@ def scheduler_row(key: str, d: dict[str, np.ndarray], name: str, rounds: int) ->
     msg = mismatch(key, name, d["id"], event_loop(d, name)[0], np.array(bare(specs, capacity)))
     if msg:
         raise SystemExit(msg)
+    reps = repeats_for(lambda: bare(specs, capacity), least)
 
     def run_bare() -> None:
-        bare(specs, capacity)
+        for _ in range(reps):
+            bare(specs, capacity)
 
     def run_loop() -> float:
-        return event_loop(d, name)[1]
+        return sum(event_loop(d, name)[1] for _ in range(reps))
 
     def run_simulate() -> None:
-        make(name).simulate(machine, jobs)
+        for _ in range(reps):
+            make(name).simulate(machine, jobs)
 
     cpu = interleave({"bare": run_bare, "loop": run_loop, "simulate": run_simulate}, rounds)
     row = {
         "shape": key,
         "jobs": len(jobs),
         "scheduler": name,
-        "bare": statistics.median(cpu["bare"]),
-        "loop": statistics.median(cpu["loop"]),
-        "simulate": statistics.median(cpu["simulate"]),
+        "reps": reps,
+        "bare": statistics.median(cpu["bare"]) / reps,
+        "loop": statistics.median(cpu["loop"]) / reps,
+        "simulate": statistics.median(cpu["simulate"]) / reps,
         "loop_ratio": ratios(cpu["bare"], cpu["loop"]),
         "simulate_ratio": ratios(cpu["bare"], cpu["simulate"]),
     }
@@ -193,7 +217,9 @@ def scheduler_row(key: str, d: dict[str, np.ndarray], name: str, rounds: int) ->
     return row
 
 
-def shape_rows(keys: list[str], max_jobs: int, rounds: int, cache: Path) -> list[dict[str, Any]]:
+def shape_rows(
+    keys: list[str], max_jobs: int, rounds: int, cache: Path, least: float
+) -> list[dict[str, Any]]:
     """Event loop and ``simulate()`` against the bare loops, per shape and scheduler."""
     rows = []
     for shape in SHAPES:
@@ -202,7 +228,7 @@ def shape_rows(keys: list[str], max_jobs: int, rounds: int, cache: Path) -> list
         n = shape.jobs if max_jobs <= 0 else min(shape.jobs, max_jobs)
         with np.load(cached(shape, n, cache)) as f:
             d = {k: f[k] for k in f.files}
-        rows += [scheduler_row(shape.key, d, name, rounds) for name in SCHEDULERS]
+        rows += [scheduler_row(shape.key, d, name, rounds, least) for name in SCHEDULERS]
     return rows
 
 
@@ -338,6 +364,12 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=5_000, help="env steps per run")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--max-jobs", type=int, default=20_000, help="0: every job of a shape")
+    parser.add_argument(
+        "--least",
+        type=float,
+        default=0.2,
+        help="CPU seconds a shape measurement lasts at least (bare loop runs back to back)",
+    )
     parser.add_argument("--only", default="", help="comma-separated scale.py shape keys")
     parser.add_argument("--no-env", action="store_true", help="skip the env rows")
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "hpcgym-scale")
@@ -360,7 +392,7 @@ def main() -> int:
         rlscheduler_rows(args.rlscheduler, 4 * args.steps, args.rounds) if args.rlscheduler else []
     )
     keys = [k for k in args.only.split(",") if k]
-    shapes = shape_rows(keys, args.max_jobs, args.rounds, args.cache)
+    shapes = shape_rows(keys, args.max_jobs, args.rounds, args.cache, args.least)
     minutes = (time.perf_counter() - started) / 60
     env_table = [
         "| env | steps/s (CPU) | bare step loop, steps/s | env / bare speed, median (min-max) |",
@@ -371,11 +403,11 @@ def main() -> int:
         ),
     ]
     shape_table = [
-        "| shape | jobs | scheduler | bare CPU s | event loop CPU s | bare / event loop "
-        "| `simulate()` CPU s | bare / `simulate()` |",
-        "|---|---:|---|---:|---:|---:|---:|---:|",
+        "| shape | jobs | scheduler | runs a measurement | bare CPU s | event loop CPU s "
+        "| bare / event loop | `simulate()` CPU s | bare / `simulate()` |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
         *(
-            f"| {r['shape']} | {r['jobs']:,} | {r['scheduler']} | {r['bare']:.4f} "
+            f"| {r['shape']} | {r['jobs']:,} | {r['scheduler']} | {r['reps']} | {r['bare']:.4f} "
             f"| {r['loop']:.4f} | {fmt(r['loop_ratio'])} | {r['simulate']:.4f} "
             f"| {fmt(r['simulate_ratio'])} |"
             for r in shapes
@@ -412,10 +444,11 @@ def main() -> int:
             HEADING,
             "",
             f"`{command}` (`--steps {args.steps} --rounds {args.rounds} --max-jobs "
-            f"{args.max_jobs}`): issue 43's comparison, one interleaved run of {minutes:.1f} "
-            f"min; see the script's docstring for what each run counts. {args.rounds} rounds, "
-            f"medians; ratios are speed ratios (above 1: hpcgym faster), median of the rounds' "
-            f"ratios with their range. Shapes: `scale.py`'s, {cap} each. Machine: "
+            f"{args.max_jobs} --least {args.least}`): issue 43's comparison, one interleaved run "
+            f"of {minutes:.1f} min; see the script's docstring for what each run counts. "
+            f"{args.rounds} rounds, medians; ratios are speed ratios (above 1: hpcgym faster), "
+            f"median of the rounds' ratios with their range. Shapes: `scale.py`'s, {cap} each; "
+            "the CPU seconds are of one run. Machine: "
             f"{platform.machine()}, Python {sys.version.split()[0]}, numpy {np.__version__}, "
             f"{build_note()}; {os.cpu_count()} CPUs shared with other work (load average "
             f"{os.getloadavg()[0]:.1f} when written).",

@@ -7,14 +7,16 @@ decision that lets time move and tries again (see :meth:`Commander.advance`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from hpcgym.envs.ledger import JobLedger
 from hpcgym.envs.sizes import accepted_floor
 from hpcgym.errors import CapacityError, CommandError, StalledError
-from hpcgym.sim.job import Job
+from hpcgym.sim.job import Job, JobState
 from hpcgym.sim.planning import packed_nodes, reclaimed_shares
 from hpcgym.sim.simulator import Simulator
+
+_QUEUED: Final = JobState.QUEUED
 
 if TYPE_CHECKING:
     from hpcgym.envs.render import GanttLog
@@ -29,6 +31,8 @@ class Commander:
         self.log = log
         self.forced = 0
         """Commands issued by the stall rule in this episode."""
+        self._plain = type(sim) is Simulator
+        """A plain ``Simulator``: a default start of a queued job may skip ``start``'s checks."""
 
     def _touch(self, job: Job, what: str) -> None:
         if self.log is not None:
@@ -55,6 +59,16 @@ class Commander:
             if nodes is None:
                 raise CapacityError(f"job {spec.id}: no cluster has {n} nodes with room for it")
             self.sim.start(spec.id, n, nodes=nodes, cpu=cpu)
+        elif (
+            size is None
+            and cpu is None
+            and cluster is None
+            and self._plain
+            and job.state is _QUEUED
+        ):
+            # What ``start(job.id)`` does once it has found the job queued (the engine's own
+            # schedulers start the jobs they hold so too); a subclass may override ``start``.
+            self.sim._start_job(job, job._want, None, None, None)
         else:
             self.sim.start(job.id, size, cpu=cpu, cluster=cluster)
         self.ledger.started(row)

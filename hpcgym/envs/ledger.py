@@ -10,8 +10,9 @@ command it issues: nothing else changes a job, so the caches are exact.
 
 from __future__ import annotations
 
-from bisect import insort
+import bisect
 from collections.abc import Callable
+from typing import Final, cast
 
 import numpy as np
 
@@ -21,20 +22,54 @@ from hpcgym.sim.events import EventType
 from hpcgym.sim.job import Job, JobState
 from hpcgym.sim.metrics import progress_work
 
-PENDING, QUEUED, HOLDING, SUSPENDED, ENDED = 0, 1, 2, 3, 4
+_insort: Final = bisect.insort
+"""A final: compiled, read from a C static, not looked up by name at every call."""
+# Constants are ``Final``: compiled, a plain module global is a dict lookup at every read.
+PENDING: Final = 0
+QUEUED: Final = 1
+HOLDING: Final = 2
+SUSPENDED: Final = 3
+ENDED: Final = 4
 
-_SUBMITTED = EventType.SUBMITTED
-_COMPLETED = EventType.COMPLETED
-_KILLED = EventType.KILLED
-_REJECTED = EventType.REJECTED
-_SUSPENDED = JobState.SUSPENDED
-_RECONFIGURING = JobState.RECONFIGURING
+_SUBMITTED: Final = EventType.SUBMITTED
+_COMPLETED: Final = EventType.COMPLETED
+_KILLED: Final = EventType.KILLED
+_REJECTED: Final = EventType.REJECTED
+_SUSPENDED: Final = JobState.SUSPENDED
+_RECONFIGURING: Final = JobState.RECONFIGURING
 
 # Columns of ``JobLedger.dyn``.
-SIZE, YIELD, RATE, T_START, ETA_END, EFFICIENCY, RECONFIGS, REQUEST, BUSY = range(9)
-NEVER = 1e30
+SIZE: Final = 0
+YIELD: Final = 1
+RATE: Final = 2
+T_START: Final = 3
+ETA_END: Final = 4
+EFFICIENCY: Final = 5
+RECONFIGS: Final = 6
+REQUEST: Final = 7
+BUSY: Final = 8
+NEVER: Final = 1e30
 """``ETA_END`` of a job that makes no progress."""
 _NO_DYN = (0.0, 0.0, 0.0, 0.0, NEVER, 0.0, 0.0, 0.0, 0.0)
+
+
+def _drop(rows: list[int], r: int) -> None:
+    """Take ``r`` out of the ascending list ``rows``.
+
+    A bisection written out (compiled, a native loop; ``bisect`` would be a call through a
+    module global) instead of ``list.remove``'s scan, which compares ``r`` with every row
+    before it as Python objects.
+    """
+    lo, hi = 0, len(rows)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if rows[mid] < r:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo == len(rows) or rows[lo] != r:
+        raise ValueError(f"row {r} is not in the list")
+    rows.pop(lo)
 
 
 class JobLedger:
@@ -135,7 +170,8 @@ class JobLedger:
         for kind, job in happened:
             if job is None:
                 continue
-            r = row_of[job.id]
+            # ``_key``: the id as the spec's own ``int`` (``job.id`` would box a new one).
+            r = row_of[cast(int, job._key)]
             if kind is _SUBMITTED:
                 self.submitted += 1
                 self.queued.append(r)
@@ -147,7 +183,7 @@ class JobLedger:
             elif kind is _COMPLETED or kind is _KILLED:
                 if kind is _KILLED:
                     self.killed_work += progress_work(job)
-                self.holding.remove(r)
+                _drop(self.holding, r)
                 self._unfinished_gone(r)
                 response = job.end_time - self.submit_list[r]
                 run = job.end_time - job.start_time
@@ -169,8 +205,8 @@ class JobLedger:
     def started(self, r: int) -> None:
         """The env started the queued job of row ``r``."""
         now = self.sim.now
-        self.queued.remove(r)
-        insort(self.holding, r)
+        _drop(self.queued, r)
+        _insort(self.holding, r)
         s = self.submit_list[r]
         self.queued_submit -= s
         self.wait_started += now - s
@@ -179,20 +215,20 @@ class JobLedger:
 
     def suspended_job(self, r: int) -> None:
         """The env suspended the holding job of row ``r``."""
-        self.holding.remove(r)
-        insort(self.suspended, r)
+        _drop(self.holding, r)
+        _insort(self.suspended, r)
         self.reconfigurations += 1
         self.touch(r)
 
     def resumed(self, r: int) -> None:
         """The env resumed the suspended job of row ``r``."""
-        self.suspended.remove(r)
-        insort(self.holding, r)
+        _drop(self.suspended, r)
+        _insort(self.holding, r)
         self.touch(r)
 
     def rejected(self, r: int) -> None:
         """The env rejected the queued job of row ``r``."""
-        self.queued.remove(r)
+        _drop(self.queued, r)
         self.queued_submit -= self.submit_list[r]
         self._unfinished_gone(r)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -38,9 +38,9 @@ from hpcgym.envs.shares import share_flags
 from hpcgym.envs.sizes import accepted_floor, floor_sizes, levels_key, running_targets
 from hpcgym.sim.planning import easy_backfill_sizes
 
-_NONE = np.zeros(0, dtype=np.int64)
-_NONE2 = np.zeros((0, 0), dtype=np.int64)
-_NONE_B = np.zeros(0, dtype=bool)
+_NONE: Final = np.zeros(0, dtype=np.int64)
+_NONE2: Final = np.zeros((0, 0), dtype=np.int64)
+_NONE_B: Final = np.zeros(0, dtype=bool)
 
 
 class _ReqStarts:

@@ -66,12 +66,12 @@ _EMPTY: Final = np.empty
 _FLOAT32: Final = np.float32
 _NO_VALUES: Final[list[float]] = []
 
-HOUR = 3600.0
-DAY = 86400.0
-Q_FEATURES = 15
-R_FEATURES = 12
-T_FEATURES = 6
-C_FEATURES = 4
+HOUR: Final = 3600.0
+DAY: Final = 86400.0
+Q_FEATURES: Final = 15
+R_FEATURES: Final = 12
+T_FEATURES: Final = 6
+C_FEATURES: Final = 4
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)

@@ -36,11 +36,13 @@ from hpcgym.envs.commands import Commander
 from hpcgym.envs.ledger import JobLedger
 from hpcgym.envs.menu import _NONE2, _NONE_B, ActionMenu, Decision, _ReqStarts
 from hpcgym.envs.observations import DictObservation
+from hpcgym.sim.job import JobState
 from hpcgym.sim.metrics import episode_summary
 from hpcgym.sim.planning import estimated_end, shadow
 from hpcgym.sim.simulator import Simulator
 
 _INT64: Final = np.int64
+_QUEUED: Final = JobState.QUEUED
 
 
 class ReserveSelection:
@@ -150,7 +152,6 @@ class ReserveSelection:
     def commit(self, row: int, sim: Simulator, cmd: Commander) -> None:
         """Start the job of ledger ``row`` now if it fits, else wait for it (and backfill)."""
         job = cmd.ledger.jobs[row]
-        jid = job.id
         need = job.spec.nodes
         limit: float | None = None
         while True:
@@ -166,7 +167,7 @@ class ReserveSelection:
                     self._backfill(row, limit, free, sim, cmd)
             if not cmd.advance():
                 return  # every job has ended (the chosen one was rejected or killed)
-            if jid not in sim.queue:
+            if job.state is not _QUEUED:  # not ``jid in sim.queue``: a read-only view's lookup
                 return
 
     @staticmethod

@@ -6,6 +6,7 @@ Rule codes follow ``hpcgym.envs.ledger.RULES``: 0 any size, 1 powers of two, 2 m
 from __future__ import annotations
 
 import math
+from typing import Final
 
 import numpy as np
 
@@ -14,9 +15,9 @@ from hpcgym.envs.config import EXPAND_SPARE, SHRINK_CUT, EnvConfig, exact_size, 
 from hpcgym.envs.ledger import JobLedger
 from hpcgym.sim.job import JobState
 
-_RUNNING = JobState.RUNNING
-_MALLEABLE = 2
-_NO_GRANTS = np.zeros(0, dtype=bool)
+_RUNNING: Final = JobState.RUNNING
+_MALLEABLE: Final = 2
+_NO_GRANTS: Final = np.zeros(0, dtype=bool)
 _NO_GRANTS.flags.writeable = False
 
 
@@ -58,8 +59,10 @@ def floor_sizes(
 _SIZE_PLANS: dict[tuple[object, ...], tuple[list[int], list[int]]] = {}
 """Room-independent resize targets by (levels, rule, multiple, min, max, size): see below."""
 
-_FIT, _SPARE = -1, -2
-"""Expand targets that depend on the room left in the job's cluster (kept symbolic)."""
+_FIT: Final = -1
+_SPARE: Final = -2
+"""``_FIT`` and ``_SPARE``: expand targets that depend on the room left in the job's cluster
+(kept symbolic)."""
 
 
 _Plan = tuple[object, list[float | None], list[float | None], list[int | None], list[int | None]]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import Final
 
 import numpy as np
 
@@ -31,12 +32,12 @@ from hpcgym.sim.job import Job, JobState
 from hpcgym.sim.nodes import EPS
 from hpcgym.sim.spec import JobKind, JobSpec
 
-OVERRUN_GRACE = 1.0
+OVERRUN_GRACE: Final = 1.0
 """Seconds a job that has outlived its estimate is still expected to run (see module doc)."""
 
-_RECONFIGURING = JobState.RECONFIGURING
-_MALLEABLE = JobKind.MALLEABLE
-_MOLDABLE = JobKind.MOLDABLE
+_RECONFIGURING: Final = JobState.RECONFIGURING
+_MALLEABLE: Final = JobKind.MALLEABLE
+_MOLDABLE: Final = JobKind.MOLDABLE
 
 
 def runtime_estimate(spec: JobSpec) -> float:

@@ -154,3 +154,27 @@ def test_commands_refuse_odd_argument_types_cleanly(command) -> None:
     with pytest.raises(CommandError):
         command(sim)
     assert sim.jobs[1].state.value == "queued"
+
+
+def test_jobs_given_out_of_order_run_in_submission_order_ties_as_given() -> None:
+    """The set-up sorts by submit time, stably, and sums the work the workload needs."""
+    specs = [
+        JobSpec(5, 20.0, work=3.0, nodes=2),
+        JobSpec(3, 0.0, work=4.0, nodes=1),
+        JobSpec(9, 20.0, work=1.0, nodes=1),
+        JobSpec(1, 0.0, work=2.0, nodes=3),
+        JobSpec(7, 5.0, work=6.0, nodes=1, cpu_need=0.5),
+    ]
+    sim = Simulator(Platform.single(4), specs)
+    assert list(sim.jobs) == [3, 1, 7, 5, 9]
+    assert sim.now == 0.0 and sim.next_submission == 0.0
+    assert sim.total_demand_work == sum(s.work * s.nodes * s.cpu_need for s in specs)
+    ordered = Simulator(Platform.single(4), sorted(specs, key=lambda s: s.submit))
+    assert list(ordered.jobs) == list(sim.jobs)
+    assert ordered.total_demand_work == sim.total_demand_work
+
+
+def test_an_id_given_twice_out_of_order_is_named() -> None:
+    specs = [JobSpec(4, 9.0, work=1.0), JobSpec(2, 1.0, work=1.0), JobSpec(4, 3.0, work=1.0)]
+    with pytest.raises(SpecError, match="job id 4 appears twice"):
+        Simulator(Platform.single(2), specs)
