@@ -13,8 +13,8 @@ interleaved round by round (A B A B, the order reversed every other round), CPU 
   run) under ``make("fcfs")`` and ``make("easy")``, against ``bare_loops``'s plain-Python loops,
   on every shape of ``scale.py`` (its first ``J`` jobs); the start times must be equal, job for
   job, or the run fails. A measurement runs each loop ``reps`` times back to back, ``reps``
-  chosen per shape so that the bare loop's take at least ``S`` CPU seconds (0.2 s), and the
-  tables give the CPU seconds of one run;
+  chosen per shape so that the bare loop's take at least ``S`` CPU seconds (0.2 s), after one
+  untimed measurement of each, and the tables give the CPU seconds of one run;
 - *simulate()*: ``make(name).simulate(platform, jobs)`` counted whole (the setting, the
   simulator's construction, the run, which takes the C batch core, and the result tables) from
   the ``JobSpec``s, against the same bare loops.
@@ -196,6 +196,10 @@ def scheduler_row(
         for _ in range(reps):
             make(name).simulate(machine, jobs)
 
+    # One untimed measurement of each first: a loop's first calls in a process can be slower
+    # than the rest (measured here: the bare FCFS loop on HPC2N's 3,145 jobs, 2x faster from
+    # about its 8th call on, steady after).
+    run_bare(), run_loop(), run_simulate()
     cpu = interleave({"bare": run_bare, "loop": run_loop, "simulate": run_simulate}, rounds)
     row = {
         "shape": key,
