@@ -48,7 +48,7 @@ def random_steps(env: gym.Env[Any, Any], steps: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     _, info = env.reset(seed=seed)
     for _ in range(steps):
-        legal = np.flatnonzero(info["action_mask"])
+        legal = info["action_mask"].nonzero()[0]  # as ``env_path.random_steps``
         _, _, term, trunc, info = env.step(legal[int(rng.random() * legal.size)])
         if term or trunc:
             _, info = env.reset()
