@@ -366,7 +366,7 @@ def one_process(what: str, n: int) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--steps", type=int, default=5_000, help="env steps per run")
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--max-jobs", type=int, default=20_000, help="0: every job of a shape")
     parser.add_argument(
         "--least",
