@@ -264,3 +264,13 @@ def time_limit(seconds: float) -> Iterator[None]:
 def limit() -> Callable[[float], contextlib.AbstractContextManager[None]]:
     """``with limit(seconds):`` fails the block with ``TimeoutError`` if it hangs."""
     return time_limit
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _sb3_folder_in_the_session_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Tests that call SB3's ``learn`` themselves, without a logger: SB3 would make an empty
+    ``SB3-<time>`` folder in the system's temporary directory at each call, never removed."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3")))
+    yield
+    patch.undo()

@@ -212,3 +212,34 @@ def test_malleable_training_kills_at_walltime_and_charges_the_lost_work() -> Non
     assert summary["normalized_lost_work"] > 0, "no episode with a walltime kill"
     expected = summary["mean_bsld"] + 100.0 * summary["normalized_lost_work"]
     assert total == pytest.approx(-expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("verbose", [0, 1])
+def test_training_leaves_no_folder_in_the_temporary_directory(
+    verbose: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # SB3's own logger set-up makes an empty SB3-<time> folder there at every learn().
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.delenv("SB3_LOGDIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    cfg = TrainConfig(
+        env_id="hpcgym/Rigid-v0",
+        seed=1,
+        timesteps=128,
+        env_kwargs={"n_jobs": 16},
+        overrides={**TINY_HP, "n_steps": 64, "batch_size": 64},
+        out=str(tmp_path / "run"),
+        verbose=verbose,
+        tensorboard="",  # none, as when tensorboard is not installed
+    )
+    assert train(cfg).timesteps == 128
+    # (torch keeps one ``torchinductor_<user>`` cache there, shared by every run)
+    assert [p.name for p in scratch.iterdir() if p.name.startswith("SB3-")] == []
+    printed = capsys.readouterr().out
+    assert ("total_timesteps" in printed) == bool(verbose)  # SB3's table, as asked

@@ -579,6 +579,20 @@ def _train_built(
     return result
 
 
+def folderless_logger(verbose: int) -> Any:
+    """An SB3 logger that writes nowhere but, with ``verbose``, the terminal.
+
+    Without TensorBoard (``--tensorboard ""``, or tensorboard not installed), SB3's own set-up
+    at every ``learn`` makes an empty ``SB3-<time>`` folder in the temporary directory
+    (``$SB3_LOGDIR`` else ``tempfile.gettempdir()``), one more per run, never removed. The
+    run's records go to its own folder (``episodes.csv``, ``timing.json``); this logger keeps
+    SB3's records in memory for the callbacks, as before.
+    """
+    from stable_baselines3.common.logger import HumanOutputFormat, Logger
+
+    return Logger(None, [HumanOutputFormat(sys.stdout)] if verbose >= 1 else [])
+
+
 def _learn(
     cfg: TrainConfig,
     model: Any,
@@ -633,6 +647,8 @@ def _learn(
     if cfg.progress and sys.stdout.isatty():
         bar = ProgressBar(planned, f"{cfg.algo} {cfg.env_id}")
         callbacks.append(bar)
+    if cfg.tensorboard_dir() is None:
+        model.set_logger(folderless_logger(model.verbose))
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         model.learn(
