@@ -105,6 +105,11 @@ class Event:
         return (self.time, self.prio, self.seq)
 
 
+def _submit_of(job: Job) -> float:
+    """A job's submission time (the set-up's sort key)."""
+    return job._submit
+
+
 def _submit_order(job: Job) -> tuple[float, int]:
     """A job's place in submission order: its submission time, then its id."""
     return (job.spec.submit, job._id)
@@ -321,26 +326,25 @@ class EngineCore:
         # A ``JobSpec`` field read from compiled code costs about 30 ns (a Python-level lookup):
         # each is read once, here or in ``Job``, and the rest of the set-up reads the jobs.
         specs = list(jobs)
-        subs = [s.submit for s in specs]
-        prev = -math.inf
-        in_order = True
-        for t in subs:
-            if t < prev:
-                in_order = False
-                break
-            prev = t
-        if not in_order:
-            # Stable: jobs submitted at the same time keep their given order.
-            ranks = sorted(range(len(subs)), key=subs.__getitem__)
-            specs = [specs[r] for r in ranks]
-            subs = [subs[r] for r in ranks]
         # A Job per spec, each tracked by the cycle collector: collections while tens of
         # thousands pile up cost more than making them (40% of a 54k-job build, perf). The jobs
         # are collected as usual afterwards; nothing depends on when a collection runs.
         paused = gc.isenabled()
         gc.disable()
         try:
-            self._order = order = [Job(s) for s in specs]
+            order = [Job(s) for s in specs]
+            prev = -math.inf
+            in_order = True
+            for job in order:
+                if job._submit < prev:
+                    in_order = False
+                    break
+                prev = job._submit
+            if not in_order:
+                # Stable: jobs submitted at the same time keep their given order.
+                order.sort(key=_submit_of)
+            subs = [job._submit for job in order]
+            self._order = order
             self._jobs: dict[int, Job] = {cast(int, job._key): job for job in order}
         finally:
             if paused:
@@ -634,7 +638,6 @@ class EngineCore:
         """
         top_of = self._heap_top
         pop = self._heap_pop
-        subs = self._sub_times
         n = self._n_total
         while self._n_ended < n:
             # Drop stale events first: they must not move the clock.
@@ -710,7 +713,9 @@ class EngineCore:
                     if i >= n:
                         self._s_next = math.inf
                         break
-                    s_next = subs[i]
+                    # From the next job (its first cache line, touched at its submission
+                    # anyway), not from ``_sub_times``: one boxed float fewer to read.
+                    s_next = order[i]._submit
                     if s_next != t:
                         self._s_next = s_next
                         break

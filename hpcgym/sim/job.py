@@ -96,6 +96,7 @@ class Job:
         "_start",
         "_state",
         "_step",
+        "_submit",
         "_t_last",
         "_useful",
         "_version",
@@ -110,61 +111,68 @@ class Job:
     )
 
     def __init__(self, spec: JobSpec) -> None:
-        self.spec = spec
-        # ``JobSpec`` fields the loop reads per start and end, kept as native slots: a
+        # Compiled, the fields lie in the object in the order of their first assignment here:
+        # first those a submission touches, then those of a start and an end, the ones only
+        # resizes, preemptions and evolving jobs use last, so that a rigid job's events touch
+        # as few cache lines as they can (a 20,000-job trace's jobs do not fit in L2).
+        # ``JobSpec`` fields the loop reads per start and end are kept as native slots: a
         # ``JobSpec`` attribute is a Python-level lookup (``JobSpec`` is not compiled), about
         # 30 ns each from compiled code, so each is read once here.
         key = spec.id
         nodes = spec.nodes
         need = spec.cpu_need
         kind = spec.kind
-        self._id: int = key
+        self._state = _PENDING
         self._key: object = key
         """The id as the ``int`` object the spec holds: the engine's dicts are keyed by it, so
         that no dict operation makes a new ``int`` (compiled, ``_id`` is a machine integer and
         each use as a key would box it anew)."""
+        self._submit: float = spec.submit
+        """``spec.submit`` as a native field, next to what a submission touches: the loop reads
+        the next job's submission time from it."""
+        self._t_last = 0.0
+        self._demand = nodes * need
         self._want: int = nodes
         """The requested size (``spec.nodes``)."""
-        self._mem: float = spec.mem
-        self._need: float = need
-        self._state = _PENDING
-        self._nodes = _EMPTY_INT
+        self._fits = True
+        evolving = self._evolving = kind is _EVOLVING
+        self._rigid = kind is _RIGID
         self._lazy_ids = False
         self._cpu_lazy = False
         """Whether the whole-node holding is not written to the pool's ``cpu_used`` yet (the
         job is then in ``NodePool.lazy``)."""
+        self._version = 0
+        self._remaining = spec.evolution[0].duration if evolving else spec.work
+        self._rate = 0.0
+        self._walltime = spec.walltime
+        self._id: int = key
+        self.spec = spec
+        self._need: float = need
+        self._mem: float = spec.mem
+        self._runs = _NO_RUNS
+        self._nodes = _EMPTY_INT
         self._cpu = _EMPTY_FLOAT
-        self._cpu_sum = 0.0
-        self._demand = nodes * need
-        evolving = self._evolving = kind is _EVOLVING
-        self._rigid = kind is _RIGID
-        self._fits = True
-        self._saved_size = 0
         self._cluster = -1
         self._mode = 2
-        self._runs = _NO_RUNS
         self._share = 0.0
-        self._remaining = spec.evolution[0].duration if evolving else spec.work
-        self._step = 0
-        self._rate = 0.0
-        self._yield = 0.0
+        self._cpu_sum = 0.0
         self._useful = 0.0
-        self._t_last = 0.0
-        self._version = 0
-        self._wt_version = 0
-        self._walltime = spec.walltime
-        self._deadline = math.inf
+        self.max_size = 0
+        self._yield = 0.0
         self._start = math.nan
+        self._held = 0.0
+        self._virtual = 0.0
+        self._wt_version = 0
+        self._deadline = math.inf
         self._end = math.nan
+        self._step = 0
+        self._saved_size = 0
         self._request = 0
         self._busy_until = math.nan
         self._reconfigs = 0
         self._preemptions = 0
         self._migrations = 0
         self._waste = 0.0
-        self._held = 0.0
-        self._virtual = 0.0
-        self.max_size = 0
 
     def __repr__(self) -> str:
         return f"Job(id={self.spec.id}, state={self._state.value}, size={self._nodes.size})"
