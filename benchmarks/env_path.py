@@ -9,12 +9,15 @@ interleaved round by round (A B A B, the order reversed every other round), CPU 
 - *env*: ``N`` uniformly random legal steps of every preset from ``gymnasium.make`` (resets
   inside), and of ``hpcgym/Rigid-v0`` in reserve mode, against ``N`` steps of
   ``bare_step.bare_steps``, a bare numpy step loop of ``Rigid-v0``'s interaction model;
-- *event loop*: ``advance`` then ``schedule`` by hand (what the env and every other scheduler
-  run) under ``make("fcfs")`` and ``make("easy")``, against ``bare_loops``'s plain-Python loops,
-  on every shape of ``scale.py`` (its first ``J`` jobs); the start times must be equal, job for
-  job, or the run fails. A measurement runs each loop ``reps`` times back to back, ``reps``
-  chosen per shape so that the bare loop's take at least ``S`` CPU seconds (0.2 s), after one
-  untimed measurement of each, and the tables give the CPU seconds of one run;
+- *event loop*: ``sim.drive(scheduler)``, the loop every scheduler's ``run`` (and
+  ``simulate()``) takes without the batch core (``HPCGYM_BATCH_CORE=0``), under
+  ``make("fcfs")`` and ``make("easy")``, and the same loop *by hand* (``advance`` then
+  ``schedule`` in a Python loop, as a user stepping the simulator writes it), against
+  ``bare_loops``'s plain-Python loops, on every shape of ``scale.py`` (its first ``J`` jobs);
+  the start times must be equal, job for job, or the run fails. A measurement runs each loop
+  ``reps`` times back to back, ``reps`` chosen per shape so that the bare loop's take at least
+  ``S`` CPU seconds (0.2 s), after one untimed measurement of each, and the tables give the CPU
+  seconds of one run;
 - *simulate()*: ``make(name).simulate(platform, jobs)`` counted whole (the setting, the
   simulator's construction, the run, which takes the C batch core, and the result tables) from
   the ``JobSpec``s, against the same bare loops.
@@ -144,15 +147,27 @@ def env_row(
     return row
 
 
-def event_loop(d: dict[str, np.ndarray], name: str) -> tuple[np.ndarray, float]:
-    """``make(name)``'s event loop stepped by hand: start times in ``d``'s order, and the CPU
-    seconds of the loop alone (the simulator's construction excluded)."""
+def event_loop(
+    d: dict[str, np.ndarray], name: str, by_hand: bool = False
+) -> tuple[np.ndarray, float]:
+    """``make(name)``'s event loop: start times in ``d``'s order, and the CPU seconds of the
+    loop alone (the simulator's construction excluded).
+
+    ``sim.drive(scheduler)``, the loop ``sim.run``, a scheduler's ``run`` and ``simulate()``
+    take without the batch core (``HPCGYM_BATCH_CORE=0``); ``by_hand``: ``advance`` then
+    ``schedule`` in a Python loop, as a user stepping the simulator writes it.
+    """
     total, cores = (int(x) for x in d["machine"])
     sim = Simulator(Platform.single(total, cores), job_specs(d))
-    schedule, advance = make(name).schedule, sim.advance
-    c0 = time.process_time()
-    while advance():
-        schedule(sim)
+    scheduler = make(name)
+    if by_hand:
+        schedule, advance = scheduler.schedule, sim.advance
+        c0 = time.process_time()
+        while advance():
+            schedule(sim)
+    else:
+        c0 = time.process_time()
+        sim.drive(scheduler)
     cpu = time.process_time() - c0
     jobs = sim.jobs
     return np.array([jobs[i].start_time for i in d["id"].tolist()]), cpu
@@ -180,9 +195,11 @@ def scheduler_row(
     jobs = job_specs(d)
     machine = Platform.single(total, cores)
     bare = BARE[name]
-    msg = mismatch(key, name, d["id"], event_loop(d, name)[0], np.array(bare(specs, capacity)))
-    if msg:
-        raise SystemExit(msg)
+    want = np.array(bare(specs, capacity))
+    for hand in (False, True):
+        msg = mismatch(key, name, d["id"], event_loop(d, name, hand)[0], want)
+        if msg:
+            raise SystemExit(msg)
     reps = repeats_for(lambda: bare(specs, capacity), least)
 
     def run_bare() -> None:
@@ -192,6 +209,9 @@ def scheduler_row(
     def run_loop() -> float:
         return sum(event_loop(d, name)[1] for _ in range(reps))
 
+    def run_hand() -> float:
+        return sum(event_loop(d, name, True)[1] for _ in range(reps))
+
     def run_simulate() -> None:
         for _ in range(reps):
             make(name).simulate(machine, jobs)
@@ -199,8 +219,9 @@ def scheduler_row(
     # One untimed measurement of each first: a loop's first calls in a process can be slower
     # than the rest (measured here: the bare FCFS loop on HPC2N's 3,145 jobs, 2x faster from
     # about its 8th call on, steady after).
-    run_bare(), run_loop(), run_simulate()
-    cpu = interleave({"bare": run_bare, "loop": run_loop, "simulate": run_simulate}, rounds)
+    run_bare(), run_loop(), run_hand(), run_simulate()
+    runs = {"bare": run_bare, "loop": run_loop, "hand": run_hand, "simulate": run_simulate}
+    cpu = interleave(runs, rounds)
     row = {
         "shape": key,
         "jobs": len(jobs),
@@ -208,13 +229,16 @@ def scheduler_row(
         "reps": reps,
         "bare": statistics.median(cpu["bare"]) / reps,
         "loop": statistics.median(cpu["loop"]) / reps,
+        "hand": statistics.median(cpu["hand"]) / reps,
         "simulate": statistics.median(cpu["simulate"]) / reps,
         "loop_ratio": ratios(cpu["bare"], cpu["loop"]),
+        "hand_ratio": ratios(cpu["bare"], cpu["hand"]),
         "simulate_ratio": ratios(cpu["bare"], cpu["simulate"]),
     }
     print(
         f"{key} {name}: bare {row['bare']:.3f} s, loop {row['loop']:.3f} s "
-        f"(x{row['loop_ratio'][0]:.2f}), simulate {row['simulate']:.3f} s "
+        f"(x{row['loop_ratio'][0]:.2f}), by hand x{row['hand_ratio'][0]:.2f}, "
+        f"simulate {row['simulate']:.3f} s "
         f"(x{row['simulate_ratio'][0]:.2f})",
         flush=True,
     )
@@ -408,12 +432,12 @@ def main() -> int:
     ]
     shape_table = [
         "| shape | jobs | scheduler | runs a measurement | bare CPU s | event loop CPU s "
-        "| bare / event loop | `simulate()` CPU s | bare / `simulate()` |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+        "| bare / event loop | bare / loop by hand | `simulate()` CPU s | bare / `simulate()` |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
         *(
             f"| {r['shape']} | {r['jobs']:,} | {r['scheduler']} | {r['reps']} | {r['bare']:.4f} "
-            f"| {r['loop']:.4f} | {fmt(r['loop_ratio'])} | {r['simulate']:.4f} "
-            f"| {fmt(r['simulate_ratio'])} |"
+            f"| {r['loop']:.4f} | {fmt(r['loop_ratio'])} | {fmt(r['hand_ratio'])} "
+            f"| {r['simulate']:.4f} | {fmt(r['simulate_ratio'])} |"
             for r in shapes
         ),
     ]
@@ -460,7 +484,11 @@ def main() -> int:
             "The bare step loop (`benchmarks/bare_step.py`) plays `Rigid-v0`'s interaction "
             "model (256-job episodes of `lublin_256`, the same observation shapes, a mask of "
             "33, a random legal action, advance skipping points without a choice); every "
-            "preset is compared with it, so only the `Rigid-v0` rows compare like with like.",
+            "preset is compared with it, so only the `Rigid-v0` rows compare like with like. "
+            "The event loop is `sim.drive(scheduler)`, what `sim.run`, a scheduler's `run` and "
+            "`simulate()` take without the batch core; *by hand* is the same loop written in "
+            "Python (`while sim.advance(): scheduler.schedule(sim)`), which adds the "
+            "interpreter's work per decision point.",
             "",
             *env_table,
             *theirs_table,

@@ -74,9 +74,7 @@ class BaseScheduler:
         self.reset()
         done = run_batch(sim, self)
         if done is None:
-            schedule = self.schedule
-            while sim.advance():
-                schedule(sim)
+            sim.drive(self)
         return done
 
     def setting(

@@ -148,9 +148,19 @@ class Simulator(EngineCore):
         done = run_batch(self, scheduler)
         if done is not None:
             return done
-        while self.advance():
-            scheduler.schedule(self)
+        self.drive(scheduler)
         return self.result()
+
+    def drive(self, scheduler: Scheduler) -> None:
+        """The event loop: ``advance`` then ``scheduler.schedule`` until every job has ended.
+
+        ``run`` without the batch core and without building the result. The same decision
+        points and calls as a loop written by hand, without the interpreter's work per point:
+        compiled, ``advance`` is a native call.
+        """
+        schedule = scheduler.schedule
+        while self.advance():
+            schedule(self)
 
     # ----------------------------------------------------------------------------- commands
     def start(
