@@ -112,7 +112,7 @@ def _submit_of(job: Job) -> float:
 
 def _submit_order(job: Job) -> tuple[float, int]:
     """A job's place in submission order: its submission time, then its id."""
-    return (job.spec.submit, job._id)
+    return (job._submit, job._id)
 
 
 def _before(a: Event, b: Event) -> bool:

@@ -79,51 +79,44 @@ def _free_port() -> int:
 
 
 def _cluster_pids(temp: str, port: int) -> set[int]:
-    """The processes of the Ray cluster started with ``temp`` and ``port``, with descendants.
+    """The live processes of the Ray cluster started with ``temp`` and ``port``, with their
+    descendants.
 
     Found by command line (``/proc``): each of its daemons names the temporary folder or the
-    port; the workers and agents are the raylet's children.
+    port; the workers and agents are the raylet's children. Zombies (killed, not reaped yet by
+    their parent) hold nothing and are left out.
     """
     args: dict[int, str] = {}
     parent: dict[int, int] = {}
+    zombies: set[int] = set()
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
         try:
             line = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
+            state, ppid = (d / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+        except (OSError, ValueError):
             continue  # gone meanwhile
-        args[int(d.name)], parent[int(d.name)] = line, ppid
+        pid = int(d.name)
+        args[pid], parent[pid] = line, int(ppid)
+        if state == "Z":
+            zombies.add(pid)
     mine = {p for p, a in args.items() if temp in a or ("ray" in a and f":{port} " in a + " ")}
     while kids := {p for p, pp in parent.items() if pp in mine} - mine:
         mine |= kids
-    return mine - {os.getpid()}
+    return mine - zombies - {os.getpid()}
 
 
 def _stop_cluster(temp: str, port: int) -> None:
     """Kill this test's cluster only (``ray stop --force`` kills every Ray process of the user:
     another test's cluster, or the user's own)."""
     deadline = time.monotonic() + 60
-    while (live := _live(temp, port)) and time.monotonic() < deadline:
+    while (live := _cluster_pids(temp, port)) and time.monotonic() < deadline:
         for pid in live:
             with contextlib.suppress(ProcessLookupError):  # gone meanwhile
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.5)
-    assert not _live(temp, port), "Ray processes of the test's cluster are left"
-
-
-def _live(temp: str, port: int) -> set[int]:
-    """``_cluster_pids`` but zombies (killed, not reaped yet by their parent: they hold
-    nothing)."""
-    return {p for p in _cluster_pids(temp, port) if not _zombie(p)}
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True  # gone
+    assert not _cluster_pids(temp, port), "Ray processes of the test's cluster are left"
 
 
 @pytest.fixture
