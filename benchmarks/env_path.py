@@ -3,8 +3,8 @@
 Run: ``python benchmarks/env_path.py [--steps N] [--rounds R] [--max-jobs J] [--least S]
 [--only KEYS] [--rlscheduler PATH] [--write]``. Prints the tables; ``--write`` rewrites the
 ``## The env path against bare loops`` section of ``benchmarks/RESULTS.md``. Three parts, each
-interleaved round by round (A B A B, the order reversed every other round), CPU seconds
-(``time.process_time``), medians of rounds:
+interleaved (A B A B, the order reversed every other time: round by round for the env rows, run
+by run within a round for the shapes), CPU seconds (``time.process_time``), medians of rounds:
 
 - *env*: ``N`` uniformly random legal steps of every preset from ``gymnasium.make`` (resets
   inside), and of ``hpcgym/Rigid-v0`` in reserve mode, against ``N`` steps of
@@ -14,10 +14,10 @@ interleaved round by round (A B A B, the order reversed every other round), CPU 
   ``make("fcfs")`` and ``make("easy")``, and the same loop *by hand* (``advance`` then
   ``schedule`` in a Python loop, as a user stepping the simulator writes it), against
   ``bare_loops``'s plain-Python loops, on every shape of ``scale.py`` (its first ``J`` jobs);
-  the start times must be equal, job for job, or the run fails. A measurement runs each loop
-  ``reps`` times back to back, ``reps`` chosen per shape so that the bare loop's take at least
-  ``S`` CPU seconds (0.2 s), after one untimed measurement of each, and the tables give the CPU
-  seconds of one run;
+  the start times must be equal, job for job, or the run fails. A round runs each loop
+  ``reps`` times, interleaved run by run (one of each, then one of each in reverse order...),
+  ``reps`` chosen per shape so that the bare loop's take at least ``S`` CPU seconds (0.2 s),
+  after one untimed pass, and the tables give the CPU seconds of one run;
 - *simulate()*: ``make(name).simulate(platform, jobs)`` counted whole (the setting, the
   simulator's construction, the run, which takes the C batch core, and the result tables) from
   the ``JobSpec``s, against the same bare loops.
@@ -114,6 +114,30 @@ def interleave(runs: dict[str, Callable[[], float | None]], rounds: int) -> dict
     return out
 
 
+def interleave_runs(
+    runs: dict[str, Callable[[], float]], rounds: int, reps: int
+) -> dict[str, list[float]]:
+    """CPU seconds of ``reps`` runs of each, round by round, the runs themselves interleaved.
+
+    A round is ``reps`` passes, each running every one once (``run()`` returns its CPU
+    seconds), the order reversed every other pass; a run's seconds are summed over the round.
+    So the runs compared share whatever state the machine is in: with ``reps`` runs of one
+    back to back, then of the next, a change of state of the shared machine between two blocks
+    (measured here: bimodal, 1.6x apart, lasting seconds) decided a round's ratio.
+    """
+    out: dict[str, list[float]] = {k: [] for k in runs}
+    keys = list(runs)
+    for _ in range(rounds):
+        gc.collect()
+        total = dict.fromkeys(keys, 0.0)
+        for p in range(reps):
+            for k in keys if p % 2 == 0 else keys[::-1]:
+                total[k] += runs[k]()
+        for k in keys:
+            out[k].append(total[k])
+    return out
+
+
 def ratios(num: list[float], den: list[float]) -> tuple[float, float, float]:
     """Median, min and max of the round-by-round ratios ``num / den``."""
     r = [a / b for a, b in zip(num, den, strict=True)]
@@ -185,10 +209,9 @@ def scheduler_row(
 ) -> dict[str, Any]:
     """The event loop and ``simulate()`` of ``make(name)`` against its bare loop on ``d``.
 
-    A measurement is ``reps`` runs back to back, ``reps`` chosen once so that the bare loop's
-    take about ``least`` CPU seconds (a run of a few milliseconds is at the mercy of whatever else
-    touched the caches just before); the same ``reps`` for all three, and the CPU seconds of
-    one run reported.
+    A round runs each of the four (bare, event loop, by hand, ``simulate()``) ``reps`` times,
+    interleaved run by run (``interleave_runs``), ``reps`` chosen once so that the bare loop's
+    take about ``least`` CPU seconds; the CPU seconds of one run are reported.
     """
     specs, capacity = specs_of(d), int(d["machine"][0])
     total, cores = (int(x) for x in d["machine"])
@@ -202,26 +225,27 @@ def scheduler_row(
             raise SystemExit(msg)
     reps = repeats_for(lambda: bare(specs, capacity), least)
 
-    def run_bare() -> None:
-        for _ in range(reps):
-            bare(specs, capacity)
+    def run_bare() -> float:
+        c0 = time.process_time()
+        bare(specs, capacity)
+        return time.process_time() - c0
 
-    def run_loop() -> float:
-        return sum(event_loop(d, name)[1] for _ in range(reps))
+    def run_simulate() -> float:
+        c0 = time.process_time()
+        make(name).simulate(machine, jobs)
+        return time.process_time() - c0
 
-    def run_hand() -> float:
-        return sum(event_loop(d, name, True)[1] for _ in range(reps))
-
-    def run_simulate() -> None:
-        for _ in range(reps):
-            make(name).simulate(machine, jobs)
-
-    # One untimed measurement of each first: a loop's first calls in a process can be slower
-    # than the rest (measured here: the bare FCFS loop on HPC2N's 3,145 jobs, 2x faster from
-    # about its 8th call on, steady after).
-    run_bare(), run_loop(), run_hand(), run_simulate()
-    runs = {"bare": run_bare, "loop": run_loop, "hand": run_hand, "simulate": run_simulate}
-    cpu = interleave(runs, rounds)
+    runs: dict[str, Callable[[], float]] = {
+        "bare": run_bare,
+        "loop": lambda: event_loop(d, name)[1],
+        "hand": lambda: event_loop(d, name, True)[1],
+        "simulate": run_simulate,
+    }
+    # One untimed pass first: a loop's first calls in a process can be slower than the rest
+    # (measured here: the bare FCFS loop on HPC2N's 3,145 jobs, 2x faster from about its 8th
+    # call on, steady after).
+    interleave_runs(runs, 1, reps)
+    cpu = interleave_runs(runs, rounds, reps)
     row = {
         "shape": key,
         "jobs": len(jobs),

@@ -134,6 +134,26 @@ static PyObject *EventHeap_pop(EventHeap *h, PyObject *unused) {
     return top;
 }
 
+/* pop then top in one call: the first event is dropped (the caller holds it, from `top`),
+ * and the new first returned (None when empty). */
+static PyObject *EventHeap_pop_top(EventHeap *h, PyObject *unused) {
+    if (!h->n) {
+        PyErr_SetString(PyExc_IndexError, "pop from an empty event heap");
+        return NULL;
+    }
+    h->n--;
+    Entry last = h->e[h->n];
+    PyObject *gone = h->e[0].event;
+    if (h->n) {
+        h->e[0] = last;
+        sift_up(h->e, h->n, 0);
+    }
+    Py_DECREF(gone);
+    PyObject *top = h->n ? h->e[0].event : Py_None;
+    Py_INCREF(top);
+    return top;
+}
+
 static PyObject *EventHeap_top(EventHeap *h, PyObject *unused) {
     PyObject *top = h->n ? h->e[0].event : Py_None;
     Py_INCREF(top);
@@ -241,6 +261,9 @@ static PyMethodDef EventHeap_methods[] = {
     {"pop", (PyCFunction)EventHeap_pop, METH_NOARGS,
      "The first event in (time, prio, push) order, removed; IndexError when empty."},
     {"top", (PyCFunction)EventHeap_top, METH_NOARGS, "The first event, kept; None when empty."},
+    {"pop_top", (PyCFunction)EventHeap_pop_top, METH_NOARGS,
+     "Drop the first event, then return the new first (None when empty): pop, then top, in "
+     "one call; IndexError when empty."},
     {"events", (PyCFunction)EventHeap_events, METH_NOARGS,
      "Every queued event, in heap order (a new list)."},
     {"__reduce__", (PyCFunction)EventHeap_reduce, METH_NOARGS, NULL},

@@ -202,7 +202,8 @@ class EventQueue(Protocol):
     ``push(time, prio, event)`` takes the event with its own time and priority, ``pop``
     removes and returns the first by ``(time, prio)``, ties in the order they were pushed
     (the events' ``seq``: the engine numbers them push by push), ``top`` returns it kept
-    (``None`` when empty), ``events`` lists every queued event in heap order.
+    (``None`` when empty), ``pop_top`` drops it and returns the next (one call where the event
+    loop made two), ``events`` lists every queued event in heap order.
     """
 
     def push(self, time: float, prio: int, event: Event) -> None:
@@ -215,6 +216,13 @@ class EventQueue(Protocol):
 
     def top(self) -> Event | None:
         """The first event, kept, or ``None``."""
+        ...
+
+    def pop_top(self) -> Event | None:
+        """``pop`` then ``top`` in one call: the new first event, or ``None``.
+
+        ``IndexError`` when empty.
+        """
         ...
 
     def events(self) -> list[Event]:
@@ -248,6 +256,15 @@ class PyEventHeap:
     def top(self) -> Event | None:
         """The first event, kept, or ``None``."""
         items = self._items
+        return items[0] if items else None
+
+    def pop_top(self) -> Event | None:
+        """``pop`` then ``top`` in one call: the new first event, or ``None``.
+
+        ``IndexError`` when empty.
+        """
+        items = self._items
+        pop_event(items)
         return items[0] if items else None
 
     def events(self) -> list[Event]:
@@ -308,7 +325,7 @@ def _cpu_work(spec: JobSpec) -> float:
 # The read-only views of ``EngineCore``: rebuilt after unpickling, never pickled.
 _VIEWS: Final = ("queue", "running", "suspended", "jobs", "_cpu_view", "node_mem_used")
 # The event queue's bound methods (``EngineCore._bind_heap``): rebound after unpickling.
-_HEAP_METHODS: Final = ("_heap_push", "_heap_pop", "_heap_top")
+_HEAP_METHODS: Final = ("_heap_push", "_heap_pop_top", "_heap_top")
 
 
 @mypyc_attr(allow_interpreted_subclasses=True, serializable=True)
@@ -439,7 +456,7 @@ class EngineCore:
         """
         heap = self._heap
         self._heap_push: Callable[[float, int, Event], None] = heap.push
-        self._heap_pop: Callable[[], Event] = heap.pop
+        self._heap_pop_top: Callable[[], Event | None] = heap.pop_top
         self._heap_top: Callable[[], Event | None] = heap.top
 
     def _make_views(self) -> None:
@@ -637,7 +654,7 @@ class EngineCore:
             StalledError: Jobs are unfinished but no event can ever occur again.
         """
         top_of = self._heap_top
-        pop = self._heap_pop
+        pop_top = self._heap_pop_top
         n = self._n_total
         while self._n_ended < n:
             # Drop stale events first: they must not move the clock.
@@ -648,10 +665,10 @@ class EngineCore:
                     job._wt_version if top.prio == _WALLTIME else job._version
                 ):
                     break
-                pop()
+                nxt = pop_top()
                 top.job = None
                 self._spare.append(top)
-                top = top_of()
+                top = nxt
             i = self._next_sub
             s_next = self._s_next
             if top is not None:
@@ -675,7 +692,10 @@ class EngineCore:
             while top is not None:
                 if top.time != t or top.prio >= _SUBMIT:
                     break
-                pop()
+                # The next event, taken now: it stays the first unless a handler queues one
+                # (every push counts ``_seq``), when it is read again.
+                seq = self._seq
+                nxt = pop_top()
                 prio, version = top.prio, top.version
                 # Every event before submissions has its job. Typed ``Job`` here, not
                 # ``Job | None``: compiled, a union's fields are read and compared as objects.
@@ -693,7 +713,7 @@ class EngineCore:
                         self._kill(ev_job)
                 elif version == ev_job._version:
                     self._reconf_end(ev_job)
-                top = top_of()  # the handlers may have queued events at t
+                top = nxt if self._seq == seq else top_of()
             if i < n and s_next == t:
                 order = self._order
                 queue = self._queue
@@ -725,7 +745,8 @@ class EngineCore:
             if top is not None and top.time == t:
                 tick_only = not self._n_events
                 while top is not None and top.time == t:
-                    pop()
+                    seq = self._seq
+                    nxt = pop_top()
                     self._spare.append(top)
                     if top.prio == _TICK:
                         self._tick(tick_only)
@@ -733,7 +754,7 @@ class EngineCore:
                         self._wakeups.discard(t)
                         if self._n_ended < n:
                             self._note(_E_WAKEUP, None)
-                    top = top_of()
+                    top = nxt if self._seq == seq else top_of()
             if self._n_events:
                 self._points += 1
                 if not self._points & _SIGNAL_MASK:

@@ -72,6 +72,33 @@ def test_pops_follow_heapq_on_tuples(heap_type: Any, ops: list[tuple[float, int]
         heap.pop()
 
 
+@pytest.mark.parametrize("heap_type", HEAPS)
+@settings(max_examples=200, deadline=None)
+@given(ops=_OPS)
+def test_pop_top_is_pop_then_top(heap_type: Any, ops: list[tuple[float, int] | None]) -> None:
+    # Two queues fed the same pushes: one pops then reads the top, the other calls pop_top.
+    # The event loop holds the first event (from ``top``) while pop_top drops it.
+    a, b = _sim_with(heap_type), _sim_with(heap_type)
+    for op in ops:
+        if op is None:
+            if a._heap:
+                first = b._heap.top()
+                popped = a._heap.pop()
+                want = a._heap.top()
+                got = b._heap.pop_top()
+                assert first is not None and first.key() == popped.key()
+                assert (want is None) == (got is None)
+                assert want is None or (got is not None and want.key() == got.key())
+        else:
+            for sim in (a, b):
+                sim._push(op[0], op[1], None, 0)
+        assert [e.key() for e in a._heap.events()] == [e.key() for e in b._heap.events()]
+    while b._heap:
+        b._heap.pop_top()
+    with pytest.raises(IndexError):
+        b._heap.pop_top()
+
+
 @settings(max_examples=200, deadline=None)
 @given(ops=_OPS)
 def test_built_and_python_heaps_keep_the_same_slots(ops: list[tuple[float, int] | None]) -> None:
