@@ -16,6 +16,7 @@ COMPILED_MODULES = (
     "hpcgym.sim.engine",
     "hpcgym.sim.simulator",
     "hpcgym.sim.job",
+    "hpcgym.sim.joblist",
     "hpcgym.sim.nodes",
     "hpcgym.baselines.classic",
     "hpcgym.baselines.availability",

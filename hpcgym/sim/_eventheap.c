@@ -134,30 +134,19 @@ static PyObject *EventHeap_pop(EventHeap *h, PyObject *unused) {
     return top;
 }
 
-/* pop then top in one call: the first event is dropped (the caller holds it, from `top`),
- * and the new first returned (None when empty). */
-static PyObject *EventHeap_pop_top(EventHeap *h, PyObject *unused) {
-    if (!h->n) {
-        PyErr_SetString(PyExc_IndexError, "pop from an empty event heap");
-        return NULL;
-    }
-    h->n--;
-    Entry last = h->e[h->n];
-    PyObject *gone = h->e[0].event;
-    if (h->n) {
-        h->e[0] = last;
-        sift_up(h->e, h->n, 0);
-    }
-    Py_DECREF(gone);
+static PyObject *EventHeap_top(EventHeap *h, PyObject *unused) {
     PyObject *top = h->n ? h->e[0].event : Py_None;
     Py_INCREF(top);
     return top;
 }
 
-static PyObject *EventHeap_top(EventHeap *h, PyObject *unused) {
-    PyObject *top = h->n ? h->e[0].event : Py_None;
-    Py_INCREF(top);
-    return top;
+/* pop then top in one call: the first event is dropped (the caller holds it, from `top`),
+ * and the new first returned (None when empty). */
+static PyObject *EventHeap_pop_top(EventHeap *h, PyObject *unused) {
+    PyObject *gone = EventHeap_pop(h, NULL);
+    if (!gone) return NULL;
+    Py_DECREF(gone);
+    return EventHeap_top(h, NULL);
 }
 
 static PyObject *EventHeap_events(EventHeap *h, PyObject *unused) {

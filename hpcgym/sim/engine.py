@@ -27,6 +27,7 @@ from hpcgym.sim.events import WALLTIME as _WALLTIME
 from hpcgym.sim.events import EventType
 from hpcgym.sim.interrupt import let_signals_in
 from hpcgym.sim.job import _NO_RUNS, Job, JobState
+from hpcgym.sim.joblist import job_lists
 from hpcgym.sim.nodes import SHARED, WHOLE, NodePool, uniform_share
 from hpcgym.sim.platform import Platform
 from hpcgym.sim.spec import JobKind, JobSpec, SizeRule, fits_machine
@@ -375,7 +376,8 @@ class EngineCore:
         largest = self._largest
         plain = True
         demand_work = 0.0
-        for job in order:
+        for i, job in enumerate(order):
+            job._i = i
             s = job.spec
             need, mem, rigid = job._need, job._mem, job._rigid
             # The usual job (whole nodes, any size) needs no call to know it can fit.
@@ -406,9 +408,7 @@ class EngineCore:
         self._now = subs[0] if subs else 0.0
         self.pool = NodePool(platform)
         self._capacity = float(platform.total_nodes)
-        self._queue: dict[int, Job] = {}
-        self._running: dict[int, Job] = {}
-        self._suspended: dict[int, Job] = {}
+        self._queue, self._running, self._suspended = job_lists(order, self._jobs)
         self._n_total = len(self._order)
         self._n_ended = 0
         self._n_completed = 0
@@ -724,7 +724,7 @@ class EngineCore:
                     self._demand_total += job._demand
                     if job._fits:
                         job._state = _QUEUED
-                        cast("dict[object, Job]", queue)[job._key] = job
+                        queue._add(job)
                         self._note(_E_SUBMITTED, job)
                     else:
                         self._n_rejected += 1
@@ -972,7 +972,6 @@ class EngineCore:
 
     def _end(self, job: Job, state: JobState) -> None:
         """End ``job`` (settled by the caller) as ``state`` and release what it holds."""
-        key = job._key
         if job._cpu_sum:
             runs = job._runs
             if runs and not job._mem:
@@ -988,11 +987,11 @@ class EngineCore:
             job._lazy_ids = False
         old = job._state
         if old is _RUNNING or old is _RECONFIGURING:
-            del cast("dict[object, Job]", self._running)[key]
+            self._running._remove(job)
         elif old is _QUEUED:
-            del cast("dict[object, Job]", self._queue)[key]
+            self._queue._remove(job)
         elif old is _SUSPENDED:
-            del cast("dict[object, Job]", self._suspended)[key]
+            self._suspended._remove(job)
         job._state = state
         job._end = self._now
         self._n_ended += 1
@@ -1003,10 +1002,10 @@ class EngineCore:
             self._useful_total -= job._useful
             job._useful = 0.0
         self._demand_total -= job._demand
-        if not self._running:
+        if not self._running._n:
             # Nothing holds resources: drop the rounding that repeated += and -= leave behind.
             self._alloc_total = self._useful_total = 0.0
-            if not self._queue and not self._suspended:
+            if not self._queue._n and not self._suspended._n:
                 self._demand_total = 0.0
 
     def _can_ever_fit(self, spec: JobSpec) -> bool:

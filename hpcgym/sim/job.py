@@ -7,7 +7,7 @@ from enum import Enum
 from typing import Final
 
 import numpy as np
-from mypy_extensions import mypyc_attr
+from mypy_extensions import i64, mypyc_attr
 
 from hpcgym.sim.nodes import ids_of_runs, unpack_runs
 from hpcgym.sim.spec import JobKind, JobSpec
@@ -76,15 +76,19 @@ class Job:
         "_evolving",
         "_fits",
         "_held",
+        "_i",
         "_id",
         "_key",
         "_lazy_ids",
+        "_list",
         "_mem",
         "_migrations",
         "_mode",
         "_need",
+        "_next",
         "_nodes",
         "_preemptions",
+        "_prev",
         "_rate",
         "_reconfigs",
         "_remaining",
@@ -124,6 +128,15 @@ class Job:
         need = spec.cpu_need
         kind = spec.kind
         self._state = _PENDING
+        # ``i64``: compiled, machine integers (no tag to test, no object to count references
+        # of): the lists' links are written at every submission, start and end.
+        self._list: i64 = 0
+        """The ``JobList`` (its tag) the job is in: queued, holding or suspended; 0 for none."""
+        self._prev: i64 = -1
+        """``_i`` of the job before it in its ``JobList`` (-1: none), as ``_next`` after it."""
+        self._next: i64 = -1
+        self._i: i64 = -1
+        """The job's position in the simulator's submission order (set by the simulator)."""
         self._key: object = key
         """The id as the ``int`` object the spec holds: the engine's dicts are keyed by it, so
         that no dict operation makes a new ``int`` (compiled, ``_id`` is a machine integer and

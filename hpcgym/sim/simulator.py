@@ -223,8 +223,6 @@ class Simulator(EngineCore):
         a plain ``Simulator``: ``start`` without the id's lookup and the arguments' checks.
         """
         jid = job._id
-        # The engine's dicts are keyed by the spec's own ``int`` (``Job._key``).
-        key = job._key
         spec = job.spec
         want = job._want
         now = self._now
@@ -286,8 +284,8 @@ class Simulator(EngineCore):
             job._state = _RUNNING
             self._set_rate(job)
             rate = job._rate
-        del cast("dict[object, Job]", self._queue)[key]
-        cast("dict[object, Job]", self._running)[key] = job
+        self._queue._remove(job)
+        self._running._add(job)
         job._start = job._t_last = now
         v = job._version = job._version + 1
         end = now + job._remaining / rate
@@ -397,8 +395,8 @@ class Simulator(EngineCore):
         self._settle(job)
         job._saved_size = job._nodes.size
         self._drop(job)
-        del self._running[job_id]
-        self._suspended[job_id] = job
+        self._running._remove(job)
+        self._suspended._add(job)
         job._state = _SUSPENDED
         job._busy_until = math.nan
         job._preemptions += 1
@@ -425,8 +423,8 @@ class Simulator(EngineCore):
         placed = self._resolve(job, size, nodes, cpu, _cluster_index(job_id, cluster))
         self._settle(job)
         self._hold(job, *placed)
-        del self._suspended[job_id]
-        self._running[job_id] = job
+        self._suspended._remove(job)
+        self._running._add(job)
         self._overhead(job, job.spec.reconfig.restart(size))
         self._arm_walltime(job)
 
