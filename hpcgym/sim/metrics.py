@@ -332,6 +332,9 @@ def _finish(
     out: dict[str, float], makespan: float, lost: float, totals: EpisodeTotals, cfg: SimConfig
 ) -> dict[str, float]:
     """The summary's entries after the per-job statistics, added to ``out``."""
+    # A zero makespan is +0.0: when jobs end at both +0.0 and -0.0, numpy's maximum and the C
+    # core's may keep either zero (a hypothesis example: ends 0.0, 0.0, -0.0).
+    makespan += 0.0
     area = totals.capacity * makespan
     out["makespan"] = makespan
     out["utilization"] = totals.alloc_area / area if area > 0 else 0.0
