@@ -500,7 +500,8 @@ def main() -> int:
             f"of {minutes:.1f} min; see the script's docstring for what each run counts. "
             f"{args.rounds} rounds, medians; ratios are speed ratios (above 1: hpcgym faster), "
             f"median of the rounds' ratios with their range. Shapes: `scale.py`'s, {cap} each; "
-            "the CPU seconds are of one run. Machine: "
+            "a round runs the four loops of a row one run at a time, interleaved; the CPU "
+            "seconds are of one run. Machine: "
             f"{platform.machine()}, Python {sys.version.split()[0]}, numpy {np.__version__}, "
             f"{build_note()}; {os.cpu_count()} CPUs shared with other work (load average "
             f"{os.getloadavg()[0]:.1f} when written).",
