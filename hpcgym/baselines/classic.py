@@ -209,7 +209,7 @@ class EasyBackfill(BaseScheduler):
                 k = key.pop(job._key, None)
                 if k is not None:
                     del ends[_find_end(ends, k)]
-        # The engine's own dicts (``sim.running``, ``sim.queue`` are read-only views of them).
+        # The engine's own lists (``sim.running``, ``sim.queue`` are read-only views of them).
         if len(key) != len(sim._running) or len(queue) != len(sim._queue):
             self._reload(sim)
             full = True

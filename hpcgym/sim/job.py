@@ -138,9 +138,9 @@ class Job:
         self._i: i64 = -1
         """The job's position in the simulator's submission order (set by the simulator)."""
         self._key: object = key
-        """The id as the ``int`` object the spec holds: the engine's dicts are keyed by it, so
-        that no dict operation makes a new ``int`` (compiled, ``_id`` is a machine integer and
-        each use as a key would box it anew)."""
+        """The id as the ``int`` object the spec holds: the simulator's dict of every job, its
+        lists' keys and EASY's records use it, so that no dict operation makes a new ``int``
+        (compiled, ``_id`` is a machine integer and each use as a key would box it anew)."""
         self._submit: float = spec.submit
         """``spec.submit`` as a native field, next to what a submission touches: the loop reads
         the next job's submission time from it."""
